@@ -1,0 +1,93 @@
+"""Typed errors of the Hudi layer.
+
+Every refusal the product makes is one of these, so callers (the CLI, the Airflow
+operators) can tell "bad input" from "bug" and print a clear message. None of them is
+raised after a table has been changed: checks run before anything is written.
+"""
+
+from __future__ import annotations
+
+
+class HudiEtcError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+    #: short machine-readable code, used by the CLI's JSON error output
+    code = "error"
+
+
+class TableNotFoundError(HudiEtcError):
+    """No Hudi table at the path (``.hoodie/hoodie.properties`` is missing)."""
+
+    code = "table_not_found"
+
+
+class TableExistsError(HudiEtcError):
+    """``init`` was asked to create a table where one already exists with other settings."""
+
+    code = "table_exists"
+
+
+class InvalidPropertiesError(HudiEtcError):
+    """``hoodie.properties`` is unreadable, incomplete or fails its checksum."""
+
+    code = "invalid_properties"
+
+
+class UnsupportedTableVersionError(HudiEtcError):
+    """The table's version is not the one this release supports (6)."""
+
+    code = "unsupported_table_version"
+
+
+class UnsupportedTableTypeError(HudiEtcError):
+    """The table is not Merge-On-Read (e.g. a Copy-On-Write table)."""
+
+    code = "unsupported_table_type"
+
+
+class CorruptLogBlockError(HudiEtcError):
+    """A log block fails Hudi's integrity checks (bad magic, length mismatch, junk after it)."""
+
+    code = "corrupt_log_block"
+
+
+class TruncatedLogFileError(CorruptLogBlockError):
+    """A log file ends in the middle of a block."""
+
+    code = "truncated_log_file"
+
+
+class UnknownBlockTypeError(HudiEtcError):
+    """A log block carries a block-type ordinal this format version does not define."""
+
+    code = "unknown_block_type"
+
+
+class UnsupportedFeatureError(HudiEtcError):
+    """Valid Hudi, but a feature this release does not implement (e.g. HFile data blocks)."""
+
+    code = "unsupported_feature"
+
+
+class InvalidTimelineError(HudiEtcError):
+    """A timeline file cannot be parsed, or the timeline is in a state Hudi would reject."""
+
+    code = "invalid_timeline"
+
+
+class InstantExistsError(HudiEtcError):
+    """A timeline file that must be created fresh already exists (another writer won)."""
+
+    code = "conflict"
+
+
+class InvalidInputError(HudiEtcError):
+    """The records given to a write are unusable (missing key, event-time field, bad types)."""
+
+    code = "invalid_input"
+
+
+class UnsafePathError(HudiEtcError):
+    """A plan or commit names a path outside the table (``..``, absolute, other scheme)."""
+
+    code = "unsafe_path"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Create ./.venv with everything the project needs (idempotent; fast when nothing changed).
+# Installs a Java runtime with apt when none is on PATH (Spark needs Java 17+).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v java >/dev/null 2>&1; then
+  echo "bootstrap: no java on PATH; installing a JRE with apt" >&2
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless \
+    || $SUDO apt-get install -y -qq --no-install-recommends default-jre-headless
+fi
+
+PY=${PYTHON:-}
+if [ -z "$PY" ]; then
+  for c in python3.11 python3; do command -v "$c" >/dev/null 2>&1 && { PY=$c; break; }; done
+fi
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+
+stamp=".venv/.hudi-etc-installed"
+want=$(cat pyproject.toml scripts/bootstrap.sh | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  # cadwyn<8 spares pip a long backtrack (airflow-core pins fastapi<0.137)
+  .venv/bin/pip install -q --disable-pip-version-check -e ".[dev]" "cadwyn<8"
+  echo "$want" > "$stamp"
+fi
