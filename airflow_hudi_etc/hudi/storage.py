@@ -1,0 +1,352 @@
+"""Storage access for Hudi tables, over fsspec.
+
+All table I/O goes through :class:`Storage`, so the table code never touches ``os`` or a
+particular filesystem. Paths given to its methods are *relative to the table base path*
+(``.hoodie/hoodie.properties``, ``city=x/.f1_001.log.1_0-1-0``); the one place that turns a
+relative path into a filesystem path is :meth:`Storage.full`. That is also where paths that
+try to leave the table (``..``, absolute paths, other schemes) are refused.
+
+Writes come in three strengths:
+
+* :meth:`Storage.create_if_absent` — write-once, atomic: readers never see a partial file and
+  a second writer gets :class:`InstantExistsError`. Used for timeline files (a completed instant
+  must never be overwritten) and for data files (a name is never reused).
+* :meth:`Storage.write_atomic` — replace a file as a whole (temp file + rename). Used only for
+  ``hoodie.properties`` and partition metadata.
+* :meth:`Storage.copy` / :meth:`Storage.symlink` — re-exposing log files in a new file slice.
+
+Local files get real atomicity (``os.link`` of a fully written temp file fails if the target
+exists). Object stores, which have no rename, use the store's conditional put where fsspec
+offers one; otherwise a single-writer rule applies (see README).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping
+
+import fsspec
+
+from .errors import InstantExistsError, UnsafePathError
+
+_TMP_PREFIX = ".hudi-etc-tmp-"
+
+
+def safe_relpath(rel: str) -> str:
+    """Normalise a table-relative path and refuse anything that escapes the table.
+
+    >>> safe_relpath("city=x/.f_1.log.1_0-0-0")
+    'city=x/.f_1.log.1_0-0-0'
+    >>> safe_relpath("../other/table")
+    Traceback (most recent call last):
+    ...
+    airflow_hudi_etc.hudi.errors.UnsafePathError: path leaves the table: '../other/table'
+    """
+    if not isinstance(rel, str):
+        raise UnsafePathError(f"path is not a string: {rel!r}")
+    if "://" in rel or rel.startswith("/") or rel.startswith("\\") or "\x00" in rel:
+        raise UnsafePathError(f"path is not relative to the table: {rel!r}")
+    if rel in ("", "."):
+        return ""
+    parts = [p for p in rel.replace("\\", "/").split("/") if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        raise UnsafePathError(f"path leaves the table: {rel!r}")
+    return "/".join(parts)
+
+
+def safe_filename(name: str) -> str:
+    """A single path component: no separators, no ``..``."""
+    if not name or "/" in name or "\\" in name or name in (".", "..") or "\x00" in name:
+        raise UnsafePathError(f"not a plain file name: {name!r}")
+    return name
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """One listed file: table-relative path, size in bytes, and whether it is a symlink."""
+
+    path: str
+    size: int
+    is_link: bool = False
+
+    @property
+    def name(self) -> str:
+        return posixpath.basename(self.path)
+
+
+@dataclass
+class Storage:
+    """A table's base location plus an fsspec filesystem.
+
+    ``Storage("/data/t1")``, ``Storage("s3://bucket/t1", {"key": ..., "client_kwargs": ...})``.
+    The object is picklable (it is shipped to Spark tasks): the filesystem is rebuilt lazily.
+    """
+
+    base_uri: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        uri = self.base_uri.rstrip("/") or "/"
+        if uri.startswith("file://"):
+            uri = uri[len("file://") :]
+        self.protocol = uri.split("://", 1)[0] if "://" in uri else "file"
+        if self.protocol == "file":
+            uri = os.path.abspath(uri)
+        self.base_uri = uri
+        self._fs = None
+
+    # -- pickling: filesystems hold sockets/locks; rebuild on the other side
+    def __getstate__(self) -> dict:
+        return {"base_uri": self.base_uri, "options": dict(self.options)}
+
+    def __setstate__(self, state: dict) -> None:
+        self.base_uri = state["base_uri"]
+        self.options = state["options"]
+        self.__post_init__()
+
+    @property
+    def fs(self) -> fsspec.AbstractFileSystem:
+        if self._fs is None:
+            self._fs = fsspec.filesystem(self.protocol, **dict(self.options))
+        return self._fs
+
+    @property
+    def is_local(self) -> bool:
+        return self.protocol == "file"
+
+    @property
+    def supports_symlinks(self) -> bool:
+        """POSIX filesystems have symlinks; object stores do not (HDFS: via fsspec's arrow fs)."""
+        return self.is_local
+
+    def full(self, rel: str) -> str:
+        rel = safe_relpath(rel)
+        return self.base_uri if not rel else f"{self.base_uri}/{rel}"
+
+    def uri(self, rel: str) -> str:
+        """A URI for tools outside fsspec (hudi-rs, Spark)."""
+        return self.full(rel)
+
+    # ------------------------------------------------------------------ reading
+    def exists(self, rel: str) -> bool:
+        p = self.full(rel)
+        if self.is_local:
+            return os.path.lexists(p)
+        return self.fs.exists(p)
+
+    def read_bytes(self, rel: str, start: int | None = None, end: int | None = None) -> bytes:
+        """Whole file, or the byte range [start, end)."""
+        p = self.full(rel)
+        if self.is_local:
+            with open(p, "rb") as f:
+                if start:
+                    f.seek(start)
+                if end is None:
+                    return f.read()
+                return f.read(max(0, end - (start or 0)))
+        if start is None and end is None:
+            return self.fs.cat_file(p)
+        return self.fs.cat_file(p, start=start, end=end)
+
+    def read_text(self, rel: str) -> str:
+        return self.read_bytes(rel).decode("utf-8")
+
+    def open(self, rel: str, mode: str = "rb"):
+        return self.fs.open(self.full(rel), mode)
+
+    def size(self, rel: str) -> int:
+        p = self.full(rel)
+        if self.is_local:
+            return os.stat(p).st_size
+        return int(self.fs.size(p))
+
+    def list(self, rel_dir: str = "") -> list[FileInfo]:
+        """Files (not directories) directly inside a table folder; missing folder → []."""
+        rel_dir = safe_relpath(rel_dir)
+        p = self.full(rel_dir)
+        out: list[FileInfo] = []
+        if self.is_local:
+            try:
+                it = os.scandir(p)
+            except (FileNotFoundError, NotADirectoryError):
+                return []
+            with it:
+                for e in it:
+                    if e.name.startswith(_TMP_PREFIX):
+                        continue
+                    try:
+                        if e.is_dir(follow_symlinks=False):
+                            continue
+                        link = e.is_symlink()
+                        try:
+                            size = e.stat(follow_symlinks=True).st_size
+                        except FileNotFoundError:  # dangling link
+                            size = -1
+                    except FileNotFoundError:
+                        continue
+                    out.append(FileInfo(posixpath.join(rel_dir, e.name) if rel_dir else e.name, size, link))
+            return out
+        try:
+            entries = self.fs.ls(p, detail=True)
+        except FileNotFoundError:
+            return []
+        for d in entries:
+            if d.get("type") == "directory":
+                continue
+            name = posixpath.basename(d["name"].rstrip("/"))
+            if name.startswith(_TMP_PREFIX):
+                continue
+            out.append(FileInfo(posixpath.join(rel_dir, name) if rel_dir else name, int(d.get("size") or 0)))
+        return out
+
+    def list_dirs(self, rel_dir: str = "") -> list[str]:
+        """Sub-folders (table-relative) directly inside a folder."""
+        rel_dir = safe_relpath(rel_dir)
+        p = self.full(rel_dir)
+        if self.is_local:
+            try:
+                with os.scandir(p) as it:
+                    names = [e.name for e in it if e.is_dir(follow_symlinks=False)]
+            except (FileNotFoundError, NotADirectoryError):
+                return []
+        else:
+            try:
+                names = [
+                    posixpath.basename(d["name"].rstrip("/"))
+                    for d in self.fs.ls(p, detail=True)
+                    if d.get("type") == "directory"
+                ]
+            except FileNotFoundError:
+                return []
+        return sorted(posixpath.join(rel_dir, n) if rel_dir else n for n in names)
+
+    def walk_files(self, rel_dir: str = "", skip_dirs: tuple[str, ...] = (".hoodie",)) -> Iterator[FileInfo]:
+        """Every file below a folder, skipping the named top-level folders."""
+        stack = [safe_relpath(rel_dir)]
+        while stack:
+            d = stack.pop()
+            yield from self.list(d)
+            for sub in self.list_dirs(d):
+                if sub.split("/")[0] in skip_dirs and not d:
+                    continue
+                stack.append(sub)
+
+    def readlink(self, rel: str) -> str | None:
+        """Target of a symlink (as stored), or None for a regular file / non-local storage."""
+        if not self.is_local:
+            return None
+        p = self.full(rel)
+        return os.readlink(p) if os.path.islink(p) else None
+
+    # ------------------------------------------------------------------ writing
+    def mkdirs(self, rel_dir: str) -> None:
+        p = self.full(rel_dir)
+        if self.is_local:
+            os.makedirs(p, exist_ok=True)
+        else:
+            self.fs.makedirs(p, exist_ok=True)
+
+    def _tmp_name(self, rel: str) -> str:
+        d, n = posixpath.split(safe_relpath(rel))
+        tmp = f"{_TMP_PREFIX}{uuid.uuid4().hex}-{n}"
+        return posixpath.join(d, tmp) if d else tmp
+
+    def create_if_absent(self, rel: str, data: bytes) -> None:
+        """Write a new file atomically; raise :class:`InstantExistsError` if it exists.
+
+        Local: the bytes go to a temp file in the same folder, which is then hard-linked to
+        the target name (``link`` fails atomically when the name exists), so a reader sees
+        either nothing or the whole file. Object stores: a conditional put where available.
+        """
+        rel = safe_relpath(rel)
+        if self.is_local:
+            target = self.full(rel)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            tmp = self.full(self._tmp_name(rel))
+            with open(tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            try:
+                os.link(tmp, target)
+            except FileExistsError:
+                raise InstantExistsError(f"{rel} already exists") from None
+            finally:
+                os.unlink(tmp)
+            return
+        target = self.full(rel)
+        if self.fs.exists(target):
+            raise InstantExistsError(f"{rel} already exists")
+        self._put_object(target, data, if_absent=True)
+
+    def _put_object(self, target: str, data: bytes, if_absent: bool) -> None:
+        # s3fs supports conditional writes through ``mode="create"`` in recent versions; other
+        # stores fall back to the documented single-writer rule (existence checked above).
+        try:
+            with self.fs.open(target, "xb" if if_absent else "wb") as f:
+                f.write(data)
+        except FileExistsError:
+            raise InstantExistsError(f"{target} already exists") from None
+        except (ValueError, NotImplementedError):
+            with self.fs.open(target, "wb") as f:
+                f.write(data)
+
+    def write_atomic(self, rel: str, data: bytes) -> None:
+        """Replace a file as a whole (temp + rename locally; a single put on object stores)."""
+        rel = safe_relpath(rel)
+        if self.is_local:
+            target = self.full(rel)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            tmp = self.full(self._tmp_name(rel))
+            with open(tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, target)
+            return
+        self._put_object(self.full(rel), data, if_absent=False)
+
+    def delete(self, rel: str, missing_ok: bool = True) -> bool:
+        """Remove a file (a symlink itself, never its target). Returns whether it existed."""
+        p = self.full(rel)
+        if self.is_local:
+            try:
+                os.unlink(p)
+                return True
+            except FileNotFoundError:
+                if missing_ok:
+                    return False
+                raise
+        if not self.fs.exists(p):
+            if missing_ok:
+                return False
+            raise FileNotFoundError(p)
+        self.fs.rm_file(p)
+        return True
+
+    def copy(self, src_rel: str, dst_rel: str) -> None:
+        """Copy a file to a new name inside the table; the new name must not exist."""
+        dst_rel = safe_relpath(dst_rel)
+        if self.exists(dst_rel):
+            raise InstantExistsError(f"{dst_rel} already exists")
+        if self.is_local:
+            self.create_if_absent(dst_rel, self.read_bytes(src_rel))
+            return
+        self.fs.copy(self.full(src_rel), self.full(dst_rel))
+
+    def symlink(self, target_rel: str, link_rel: str) -> None:
+        """Create ``link_rel`` as a *relative* symlink to ``target_rel`` (both table-relative)."""
+        if not self.supports_symlinks:
+            raise NotImplementedError(f"{self.protocol} storage has no symlinks; use copy")
+        target_rel, link_rel = safe_relpath(target_rel), safe_relpath(link_rel)
+        link_dir = posixpath.dirname(link_rel)
+        rel_target = posixpath.relpath(target_rel, link_dir or ".")
+        p = self.full(link_rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        try:
+            os.symlink(rel_target, p)
+        except FileExistsError:
+            raise InstantExistsError(f"{link_rel} already exists") from None

@@ -1,0 +1,88 @@
+"""Shared test fixtures: the Java-written fixture tables, temp tables, one SparkSession."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO.parent / "shared" / "fixtures" / "hudi-rs-tables"
+
+V6_MOR_FIXTURES = {
+    "v6_trips_8i1u": "quickstart_trips_table/mor/avro/v6_trips_8i1u.zip",
+    "v6_trips_8i3d": "quickstart_trips_table/mor/avro/v6_trips_8i3d.zip",
+    "v6_nonpartitioned": "sample_table/mor/parquet/v6_nonpartitioned.zip",
+    "v6_nonpartitioned_rollback": "sample_table/mor/parquet/v6_nonpartitioned_rollback.zip",
+    "v6_simplekeygen_nonhivestyle": "sample_table/mor/parquet/v6_simplekeygen_nonhivestyle.zip",
+    "v6_complexkeygen_hivestyle": "sample_table/mor/parquet/v6_complexkeygen_hivestyle.zip",
+    "v6_empty": "sample_table/mor/parquet/v6_empty.zip",
+}
+OTHER_FIXTURES = {
+    "v6_cow_nonpartitioned": "sample_table/cow/v6_nonpartitioned.zip",
+    "v8_trips_8i3u1d": "quickstart_trips_table/mor/avro/v8_trips_8i3u1d.zip",
+}
+
+
+def extract_fixture(name: str, dest: Path) -> Path:
+    """Unzip a fixture table into ``dest`` and return its base path (skips when absent)."""
+    rel = V6_MOR_FIXTURES.get(name) or OTHER_FIXTURES[name]
+    z = FIXTURES / rel
+    if not z.exists():
+        pytest.skip(f"fixture {z} not available (../shared absent)")
+    stage = dest / f".unzip-{name}"
+    with zipfile.ZipFile(z) as zf:
+        members = [m for m in zf.namelist() if not m.startswith("__MACOSX/")]
+        zf.extractall(stage, members=members)
+        top = members[0].split("/")[0]
+    (stage / top).rename(dest / name)  # two zips share a top folder name: key by our name
+    stage.rmdir()
+    return dest / name
+
+
+@pytest.fixture(scope="session")
+def fixture_root(tmp_path_factory) -> Path:
+    """All fixture tables extracted once, read-only by convention."""
+    if not FIXTURES.exists():
+        pytest.skip("../shared/fixtures/hudi-rs-tables not available")
+    root = tmp_path_factory.mktemp("fixtures")
+    for name in {**V6_MOR_FIXTURES, **OTHER_FIXTURES}:
+        extract_fixture(name, root)
+    return root
+
+
+@pytest.fixture
+def fixture_copy(fixture_root, tmp_path):
+    """A writable copy of one fixture table: ``fixture_copy("v6_trips_8i1u")``."""
+
+    def make(name: str) -> Path:
+        src = fixture_root / name
+        dst = tmp_path / name
+        shutil.copytree(src, dst, symlinks=True)
+        return dst
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One SparkSession for the whole run (the JVM starts once)."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    import sys
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    s = (
+        SparkSession.builder.master("local[2]")
+        .appName("hudi-etc-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    yield s
+    s.stop()
