@@ -1,0 +1,669 @@
+"""Writing upsert and delete batches, one deltacommit each, as Hudi's Spark writer does it.
+
+Flow of :func:`write_batch` (the driver side):
+
+1. Roll back failed earlier writes (pending deltacommits; Hudi's eager policy, single writer).
+2. Validate and de-duplicate the batch (larger precombine value wins, as ``combine.before.upsert``).
+3. ``<t>.deltacommit.requested``.
+4. Tag: find the file group of each key through the base files' key range and bloom filter,
+   then confirm against the file's keys (one task per candidate base file).
+5. ``<t>.deltacommit.inflight`` with the workload profile.
+6. One task per work unit: updates/deletes → a new log file of the key's file group (named with
+   the slice's base instant, or the pending compaction instant); inserts → new file groups
+   (base files with Hudi's footer keys).
+7. Partition metadata, then ``<t>.deltacommit`` (the commit point) with write stats that carry
+   ``minEventTime``/``maxEventTime`` per file.
+
+If anything fails before step 7 completes, every file the batch planned is removed and the
+instant's timeline files are deleted: no pending instant and no stray file stays behind.
+Tasks are plain functions over picklable arguments, so ``engine.map`` may run them in-process
+or in Spark executors; a retried task that finds its own complete file from an earlier attempt
+accepts it when the bytes are identical.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import io
+import json
+import math
+import posixpath
+import time
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from . import bloom as bloom_mod
+from . import logformat as lf
+from .errors import (
+    InstantExistsError,
+    InvalidInputError,
+    TableExistsError,
+    TableNotFoundError,
+)
+from .fsview import PARTITION_METAFILE, FileSystemView, base_file_name
+from .properties import (
+    PAYLOAD_ALIASES,
+    PROPERTIES_FILE,
+    dumps as dump_properties,
+    load_table_config,
+    new_table_properties,
+)
+from .schema import (
+    COMMIT_SEQNO,
+    COMMIT_TIME,
+    FILE_NAME,
+    META_FIELDS,
+    PARTITION_PATH,
+    RECORD_KEY,
+    arrow_schema_from_avro,
+    avro_schema_from_arrow,
+    conform,
+    event_time_millis,
+    normalize_input,
+    with_meta_fields,
+)
+from .storage import Storage
+from .table import HudiTable
+from .timeline import (
+    META_DIR,
+    TEMP_DIR,
+    Action,
+    Instant,
+    State,
+    Timeline,
+    commit_metadata,
+    dump_commit_metadata,
+    next_instant_time,
+    write_stat,
+)
+
+
+class LocalEngine:
+    """Runs tasks in the calling process, in order."""
+
+    name = "local"
+
+    def map(self, fn: Callable, items: Sequence) -> list:
+        return [fn(x) for x in items]
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    #: rows per new base file (Hudi sizes by bytes, 120 MB default; rows are a stable proxy)
+    max_rows_per_base_file: int = 500_000
+    #: base file compression (Hudi 0.14 default is gzip; snappy reads and writes faster)
+    compression: str = "snappy"
+    bloom_num_entries: int = 60_000
+    bloom_fpp: float = 1e-9
+    bloom_max_entries: int = 100_000
+    #: roll back pending deltacommits left by crashed writers before writing (Hudi's eager policy)
+    rollback_failed_writes: bool = True
+
+
+# ---------------------------------------------------------------------------- init
+def init_table(
+    path: str | Storage,
+    *,
+    table_name: str,
+    record_key: str,
+    precombine_field: str,
+    event_time_field: str,
+    partition_field: str | None = None,
+    payload: str = "overwrite-latest",
+    storage_options: Mapping[str, Any] | None = None,
+) -> dict:
+    """Create an empty v6 MOR table; re-running with the same settings is a no-op."""
+    storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
+    import re
+
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", table_name or ""):
+        raise InvalidInputError(f"table name {table_name!r}: use letters, digits and underscores")
+    for what, f in (("record key", record_key), ("precombine", precombine_field), ("event time", event_time_field)):
+        if not f or "," in f:
+            raise InvalidInputError(f"{what} field {f!r}: give exactly one field")
+    payload_class = PAYLOAD_ALIASES.get(payload, payload)
+    if payload_class not in PAYLOAD_ALIASES.values():
+        raise InvalidInputError(f"payload {payload!r}: use overwrite-latest or event-time-ordering")
+    props = new_table_properties(
+        table_name=table_name,
+        record_key=record_key,
+        precombine_field=precombine_field,
+        event_time_field=event_time_field,
+        partition_field=partition_field,
+        payload=payload_class,
+        schema=None,
+    )
+    if storage.exists(PROPERTIES_FILE):
+        cfg = load_table_config(storage)
+        same = (
+            cfg.name == table_name
+            and cfg.record_key_fields == (record_key,)
+            and cfg.precombine_field == precombine_field
+            and cfg.partition_fields == ((partition_field,) if partition_field else ())
+            and cfg.payload_class == payload_class
+            and cfg.event_time_field == event_time_field
+        )
+        if not same:
+            raise TableExistsError(f"a different table already exists at {storage.base_uri}")
+        return {"path": storage.base_uri, "table": table_name, "created": False}
+    for d in (META_DIR, f"{META_DIR}/archived", f"{META_DIR}/.temp", f"{META_DIR}/.schema",
+              f"{META_DIR}/.aux/.bootstrap/.partitions", f"{META_DIR}/.aux/.bootstrap/.fileids"):
+        storage.mkdirs(d)
+    try:
+        storage.create_if_absent(PROPERTIES_FILE, dump_properties(props, "Created by airflow-hudi-etc").encode())
+    except InstantExistsError:  # a concurrent init won; accept it if it is the same table
+        return init_table(storage, table_name=table_name, record_key=record_key,
+                          precombine_field=precombine_field, event_time_field=event_time_field,
+                          partition_field=partition_field, payload=payload)
+    if not partition_field:
+        _ensure_partition_metadata(storage, "", "00000000000000")
+    return {"path": storage.base_uri, "table": table_name, "created": True}
+
+
+def _ensure_partition_metadata(storage: Storage, partition: str, instant: str) -> None:
+    rel = posixpath.join(partition, PARTITION_METAFILE) if partition else PARTITION_METAFILE
+    if storage.exists(rel):
+        return
+    depth = len([p for p in partition.split("/") if p]) if partition else 0
+    now = _dt.datetime.now(_dt.timezone.utc).strftime("%a %b %d %H:%M:%S UTC %Y")
+    body = f"#partition metadata\n#{now}\ncommitTime={instant}\npartitionDepth={depth}\n"
+    storage.mkdirs(partition) if partition else None
+    try:
+        storage.create_if_absent(rel, body.encode())
+    except InstantExistsError:
+        pass
+
+
+# ---------------------------------------------------------------------------- input
+def read_input(path: str) -> pa.Table:
+    """Read a batch from ``.parquet`` or ``.jsonl``/``.json`` (newline-delimited)."""
+    import pyarrow.json as pj
+
+    low = path.lower()
+    try:
+        if low.endswith(".parquet"):
+            return pq.read_table(path)
+        if low.endswith(".jsonl") or low.endswith(".json") or low.endswith(".ndjson"):
+            return pj.read_json(path)
+    except FileNotFoundError:
+        raise InvalidInputError(f"input file not found: {path}") from None
+    except (pa.ArrowInvalid, OSError) as e:
+        raise InvalidInputError(f"cannot read {path}: {e}") from None
+    raise InvalidInputError(f"input {path}: use a .parquet or .jsonl file")
+
+
+def _partition_values(table: pa.Table, field: str, hive_style: bool) -> pa.Array:
+    col = table.column(field)
+    if col.null_count:
+        raise InvalidInputError(f"partition field {field!r} has null values")
+    strs = pc.cast(col, pa.string())
+    if hive_style:
+        strs = pc.binary_join_element_wise(pa.scalar(f"{field}="), strs, "")
+    bad = [v for v in set(strs.to_pylist()) if "/" in v.split("=", 1)[-1] or v.startswith(".") or ".." in v]
+    if bad:
+        raise InvalidInputError(f"partition values {bad[:3]} are not usable folder names")
+    return strs.combine_chunks() if isinstance(strs, pa.ChunkedArray) else strs
+
+
+def prepare_batch(table: HudiTable, batch: pa.Table, operation: str) -> pa.Table:
+    """Validate a batch and return it de-duplicated with ``_hoodie_record_key`` / partition columns."""
+    cfg = table.config
+    key = cfg.record_key_field
+    if key not in batch.column_names:
+        raise InvalidInputError(f"input lacks the record key field {key!r}")
+    if batch.column(key).null_count:
+        raise InvalidInputError(f"record key field {key!r} has null values")
+    if operation == "upsert":
+        for what, f in (("precombine", cfg.precombine_field), ("event-time", cfg.event_time_field)):
+            if f and f not in batch.column_names:
+                raise InvalidInputError(f"input lacks the {what} field {f!r}")
+        if cfg.precombine_field and batch.column(cfg.precombine_field).null_count:
+            raise InvalidInputError(f"precombine field {cfg.precombine_field!r} has null values")
+    for pf in cfg.partition_fields:
+        if pf not in batch.column_names:
+            raise InvalidInputError(f"input lacks the partition field {pf!r}")
+    bad = [c for c in batch.column_names if c in META_FIELDS]
+    if bad:
+        batch = batch.drop_columns(bad)
+    batch = normalize_input(batch)
+    if cfg.event_time_field and cfg.event_time_field in batch.column_names:
+        event_time_millis(batch.column(cfg.event_time_field), cfg.event_time_field)  # validates
+    keys = pc.cast(batch.column(key), pa.string())
+    if len(cfg.partition_fields) > 1:
+        raise InvalidInputError("more than one partition field is not supported yet")
+    if cfg.partition_fields:
+        parts = _partition_values(batch, cfg.partition_fields[0], cfg.hive_style_partitioning)
+    else:
+        parts = pa.array([""] * batch.num_rows, pa.string())
+    batch = batch.append_column("__key", keys).append_column("__part", parts)
+    batch = batch.append_column("__row", pa.array(range(batch.num_rows), pa.int64()))
+    # de-duplicate per key: larger precombine wins, the later row on ties
+    sort_keys = [("__key", "ascending")]
+    if cfg.precombine_field and cfg.precombine_field in batch.column_names:
+        sort_keys.append((cfg.precombine_field, "descending"))
+    sort_keys.append(("__row", "descending"))
+    batch = batch.sort_by(sort_keys)
+    k = batch.column("__key").to_numpy(zero_copy_only=False)
+    import numpy as np
+
+    first = np.ones(len(k), dtype=bool)
+    if len(k) > 1:
+        first[1:] = k[1:] != k[:-1]
+    return batch.filter(pa.array(first)).drop_columns(["__row"])
+
+
+# ---------------------------------------------------------------------------- tasks
+def _ipc(table: pa.Table) -> bytes:
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return sink.getvalue()
+
+
+def _from_ipc(data: bytes) -> pa.Table:
+    return pa.ipc.open_stream(data).read_all()
+
+
+@dataclass(frozen=True)
+class TagTask:
+    storage: Storage
+    base_path: str
+    partition: str
+    file_id: str
+    keys: tuple[str, ...]
+
+
+def tag_task(t: TagTask) -> tuple[str, str, list[str]]:
+    """Keys of ``t.keys`` present in the base file (range + bloom, then the file's own keys)."""
+    st = t.storage
+    if st.is_local:
+        pf = pq.ParquetFile(st.full(t.base_path))
+    else:
+        pf = pq.ParquetFile(io.BytesIO(st.read_bytes(t.base_path)))
+    md = pf.metadata.metadata or {}
+    lo = md.get(b"hoodie_min_record_key", b"").decode() or None
+    hi = md.get(b"hoodie_max_record_key", b"").decode() or None
+    cands = [k for k in t.keys if (lo is None or k >= lo) and (hi is None or k <= hi)]
+    bf = bloom_mod.read_bloom_filter(md) if cands else None
+    if bf is not None:
+        cands = [k for k, hit in zip(cands, bf.might_contain_many(cands)) if hit]
+    if not cands:
+        return (t.partition, t.file_id, [])
+    present = set(pf.read(columns=[RECORD_KEY]).column(0).to_pylist())
+    return (t.partition, t.file_id, [k for k in cands if k in present])
+
+
+@dataclass(frozen=True)
+class WriteUnit:
+    """One file to write: a new base file (inserts) or a new log file (updates/deletes)."""
+
+    storage: Storage
+    kind: str  # "insert" | "update" | "delete"
+    instant: str
+    task_index: int
+    partition: str
+    file_id: str
+    file_name: str
+    rows: bytes  # Arrow IPC of the data columns (+ __key)
+    avro_schema_json: str  # data schema with meta fields
+    precombine_field: str | None
+    event_time_field: str | None
+    base_instant: str | None = None  # log files: slice base instant
+    base_file: str | None = None  # log files: the slice's base file name
+    log_version: int | None = None
+    options: WriteOptions = field(default_factory=WriteOptions)
+
+    @property
+    def path(self) -> str:
+        return posixpath.join(self.partition, self.file_name) if self.partition else self.file_name
+
+
+def _event_range(table: pa.Table, field_name: str | None) -> tuple[int | None, int | None]:
+    if not field_name or field_name not in table.column_names or table.num_rows == 0:
+        return (None, None)
+    ms = event_time_millis(table.column(field_name), field_name)
+    mm = pc.min_max(ms)
+    lo, hi = mm["min"].as_py(), mm["max"].as_py()
+    return (lo, hi)
+
+
+def _put_file(storage: Storage, rel: str, data: bytes) -> None:
+    try:
+        storage.create_if_absent(rel, data)
+    except InstantExistsError:
+        # a retried task: accept its own identical file from an earlier attempt
+        if storage.read_bytes(rel) != data:
+            raise
+
+
+def _meta_columns(unit: WriteUnit, n: int, file_name_value: str) -> dict[str, pa.Array]:
+    seq = [f"{unit.instant}_{unit.task_index}_{i}" for i in range(n)]
+    return {
+        COMMIT_TIME: pa.array([unit.instant] * n, pa.string()),
+        COMMIT_SEQNO: pa.array(seq, pa.string()),
+        PARTITION_PATH: pa.array([unit.partition] * n, pa.string()),
+        FILE_NAME: pa.array([file_name_value] * n, pa.string()),
+    }
+
+
+def encode_base_file(unit: WriteUnit, rows: pa.Table) -> bytes:
+    avro_schema = json.loads(unit.avro_schema_json)
+    schema = arrow_schema_from_avro(avro_schema)
+    rows = rows.sort_by([("__key", "ascending")])
+    keys = rows.column("__key")
+    meta = _meta_columns(unit, rows.num_rows, unit.file_name)
+    meta[RECORD_KEY] = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+    data = conform(rows, pa.schema([f for f in schema if f.name not in META_FIELDS]))
+    cols = [meta[m] for m in META_FIELDS] + list(data.columns)
+    out = pa.Table.from_arrays(cols, schema=schema)
+    klist = meta[RECORD_KEY].to_pylist()
+    bf = bloom_mod.create_bloom_filter(
+        num_entries=unit.options.bloom_num_entries,
+        fpp=unit.options.bloom_fpp,
+        max_entries=unit.options.bloom_max_entries,
+    )
+    bf.add_all(klist)
+    footer = bloom_mod.footer_entries(bf, min(klist), max(klist)) if klist else {}
+    kv = {
+        "parquet.avro.schema": unit.avro_schema_json,
+        "writer.model.name": "avro",
+        **footer,
+    }
+    out = out.replace_schema_metadata({k.encode(): v.encode() for k, v in kv.items()})
+    sink = io.BytesIO()
+    pq.write_table(out, sink, compression=unit.options.compression, store_schema=False, use_dictionary=True)
+    return sink.getvalue()
+
+
+def encode_log_file(unit: WriteUnit, rows: pa.Table) -> bytes:
+    if unit.kind == "delete":
+        # as Spark's delete operation: natural order (Integer 0), the delete wins over earlier logs
+        recs = [lf.natural_order_delete(k, unit.partition) for k in rows.column("__key").to_pylist()]
+        return lf.encode_delete_block(unit.instant, unit.avro_schema_json, recs)
+    avro_schema = json.loads(unit.avro_schema_json)
+    schema = arrow_schema_from_avro(avro_schema)
+    meta = _meta_columns(unit, rows.num_rows, unit.file_id)
+    keys = rows.column("__key")
+    meta[RECORD_KEY] = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+    data = conform(rows, pa.schema([f for f in schema if f.name not in META_FIELDS]))
+    out = pa.Table.from_arrays([meta[m] for m in META_FIELDS] + list(data.columns), schema=schema)
+    return lf.encode_data_block(unit.instant, unit.avro_schema_json, out.to_pylist())
+
+
+def write_unit(unit: WriteUnit) -> dict:
+    """Task body: write one file and return its write stat (with ``partitionPath``)."""
+    t0 = time.monotonic()
+    rows = _from_ipc(unit.rows)
+    lo, hi = _event_range(rows, unit.event_time_field)
+    if unit.kind == "insert":
+        data = encode_base_file(unit, rows)
+    else:
+        data = encode_log_file(unit, rows)
+    _put_file(unit.storage, unit.path, data)
+    n = rows.num_rows
+    is_log = unit.kind != "insert"
+    stat = write_stat(
+        file_id=unit.file_id,
+        path=unit.path,
+        partition_path=unit.partition,
+        prev_commit=unit.base_instant if is_log else None,
+        num_writes=0 if unit.kind == "delete" else n,
+        num_deletes=n if unit.kind == "delete" else 0,
+        num_update_writes=n if unit.kind == "update" else 0,
+        num_inserts=n if unit.kind == "insert" else 0,
+        file_size=len(data),
+        min_event_time=lo,
+        max_event_time=hi,
+        base_file=unit.base_file if is_log else None,
+        log_files=[unit.file_name] if is_log else None,
+        log_version=unit.log_version,
+    )
+    stat["runtimeStats"]["totalUpsertTime" if is_log else "totalCreateTime"] = int((time.monotonic() - t0) * 1000)
+    return stat
+
+
+# ---------------------------------------------------------------------------- driver
+@dataclass(frozen=True)
+class WriteResult:
+    instant: str
+    operation: str
+    inserts: int
+    updates: int
+    deletes: int
+    files_written: int
+    bytes_written: int
+    rolled_back: tuple[str, ...] = ()
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        d = dict(self.__dict__)
+        d["rolled_back"] = list(self.rolled_back)
+        return d
+
+
+def rollback_failed_writes(storage: Storage, timeline: Timeline | None = None) -> list[str]:
+    """Remove pending deltacommits left by crashed writers: their marked files, then the instant.
+
+    Files are found through the markers ``.hoodie/.temp/<t>/<file>.marker.*`` the writer
+    creates before each data file. Hudi's eager failed-writes policy does the same on start.
+    """
+    timeline = timeline or Timeline.load(storage)
+    done = []
+    for inst in timeline.pending_writes:
+        if inst.action is not Action.DELTA_COMMIT:
+            continue
+        _remove_instant_files(storage, inst.timestamp)
+        done.append(inst.timestamp)
+    return done
+
+
+def _marker_dir(instant: str) -> str:
+    return f"{TEMP_DIR}/{instant}"
+
+
+def _write_marker(storage: Storage, instant: str, rel_path: str, kind: str) -> None:
+    name = rel_path.replace("/", "%2F")
+    try:
+        storage.create_if_absent(f"{_marker_dir(instant)}/{name}.marker.{kind}", b"")
+    except InstantExistsError:
+        pass
+
+
+def _remove_instant_files(storage: Storage, instant: str) -> None:
+    for m in storage.list(_marker_dir(instant)):
+        base = m.name.rsplit(".marker.", 1)[0].replace("%2F", "/")
+        storage.delete(base)
+        storage.delete(m.path)
+    for state in (State.INFLIGHT, State.REQUESTED):
+        storage.delete(Instant(instant, Action.DELTA_COMMIT, state).path())
+
+
+def _log_versions(view: FileSystemView) -> dict[tuple[str, str, str], int]:
+    out: dict[tuple[str, str, str], int] = defaultdict(int)
+    for lfile in view.all_log_files():
+        k = (lfile.partition, lfile.file_id, lfile.base_instant)
+        out[k] = max(out[k], lfile.version)
+    return out
+
+
+def _target_slice_instant(view: FileSystemView, part: str, fid: str) -> tuple[str, str | None]:
+    """Base instant new logs of a file group are named with, and the base file they extend."""
+    g = view.group(part, fid)
+    tl = view.timeline
+    pending = [c for c in tl.pending_compaction_times]
+    s = view.latest_slice_of(g, tl, merge_pending=False)
+    base = view.latest_slice_of(g, tl, merge_pending=True)
+    base_name = base.base_file.name if base is not None and base.base_file is not None else None
+    if s is not None and s.base_instant in pending:
+        return s.base_instant, base_name
+    return (s.base_instant if s is not None else g.slice_instants()[-1]), base_name
+
+
+def write_batch(
+    path: str | Storage,
+    batch: pa.Table,
+    *,
+    operation: str = "upsert",
+    engine=None,
+    options: WriteOptions = WriteOptions(),
+    storage_options: Mapping[str, Any] | None = None,
+    reserved_log_versions: Callable[[HudiTable], Mapping[tuple[str, str, str], int]] | None = None,
+    now: _dt.datetime | None = None,
+) -> WriteResult:
+    """Write one batch as one deltacommit; see the module docstring."""
+    if operation not in ("upsert", "delete"):
+        raise InvalidInputError(f"operation {operation!r}: use upsert or delete")
+    t_start = time.monotonic()
+    engine = engine or LocalEngine()
+    storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
+    table = HudiTable.load(storage)
+    cfg = table.config
+    rolled_back: list[str] = []
+    if options.rollback_failed_writes and table.timeline.pending_writes:
+        rolled_back = rollback_failed_writes(storage, table.timeline)
+        table = table.reload()
+    prepared = prepare_batch(table, batch, operation)
+    data_cols = [c for c in prepared.column_names if c not in ("__key", "__part")]
+    # schema: the table's schema, widened by new input columns
+    if table.timeline.completed_writes or cfg.create_schema:
+        existing = table.avro_schema
+        have = {f["name"] for f in existing["fields"]}
+        new_fields = [c for c in data_cols if c not in have]
+        if new_fields and operation == "upsert":
+            extra = avro_schema_from_arrow(prepared.select(new_fields).schema, cfg.name)["fields"]
+            existing = {**existing, "fields": existing["fields"] + extra}
+        data_schema = existing
+    else:
+        if operation == "delete":
+            raise InvalidInputError("cannot delete from a table that has no data yet")
+        data_schema = avro_schema_from_arrow(prepared.select(data_cols).schema, cfg.name)
+    schema_json = json.dumps(with_meta_fields(data_schema), separators=(",", ":"))
+    data_schema_json = json.dumps(data_schema, separators=(",", ":"))
+
+    instant = next_instant_time(table.timeline, now)
+    requested = Instant(instant, Action.DELTA_COMMIT, State.REQUESTED)
+    storage.create_if_absent(requested.path(), b"")
+    planned: list[WriteUnit] = []
+    try:
+        view = table.file_system_view()
+        # ---- tag
+        by_part: dict[str, list[str]] = defaultdict(list)
+        for k, p in zip(prepared.column("__key").to_pylist(), prepared.column("__part").to_pylist()):
+            by_part[p].append(k)
+        tag_tasks = []
+        for s in view.latest_slices():
+            if s.base_file is None or s.partition not in by_part:
+                continue
+            tag_tasks.append(TagTask(storage, s.base_file.path, s.partition, s.file_id, tuple(by_part[s.partition])))
+        located: dict[tuple[str, str], str] = {}
+        for part, fid, found in engine.map(tag_task, tag_tasks):
+            for k in found:
+                located[(part, k)] = fid
+        # ---- plan work units
+        keys = prepared.column("__key").to_pylist()
+        parts = prepared.column("__part").to_pylist()
+        fids = [located.get((p, k)) for p, k in zip(parts, keys)]
+        prepared = prepared.append_column("__fid", pa.array(fids, pa.string()))
+        versions = _log_versions(view)
+        if reserved_log_versions is not None:
+            for k, v in reserved_log_versions(table).items():
+                versions[k] = max(versions[k], v)
+        idx = 0
+        kind = "update" if operation == "upsert" else "delete"
+        updates = prepared.filter(pc.is_valid(prepared.column("__fid")))
+        if updates.num_rows:
+            for (part, fid), grp in _group(updates, ["__part", "__fid"]):
+                base_instant, base_name = _target_slice_instant(view, part, fid)
+                v = versions[(part, fid, base_instant)] + 1
+                token = f"{idx}-1-0"
+                name = lf.format_log_file_name(fid, base_instant, v, token)
+                planned.append(
+                    WriteUnit(storage, kind, instant, idx, part, fid, name,
+                              _ipc(grp.drop_columns(["__part", "__fid"])), schema_json,
+                              cfg.precombine_field, cfg.event_time_field, base_instant, base_name, v, options)
+                )
+                idx += 1
+        inserts = prepared.filter(pc.is_null(prepared.column("__fid")))
+        if operation == "upsert" and inserts.num_rows:
+            for (part,), grp in _group(inserts, ["__part"]):
+                n_files = max(1, math.ceil(grp.num_rows / options.max_rows_per_base_file))
+                per = math.ceil(grp.num_rows / n_files)
+                for i in range(n_files):
+                    chunk = grp.slice(i * per, per)
+                    fid = f"{uuid.uuid4()}-0"
+                    token = f"{idx}-1-0"
+                    name = base_file_name(fid, token, instant)
+                    planned.append(
+                        WriteUnit(storage, "insert", instant, idx, part, fid, name,
+                                  _ipc(chunk.drop_columns(["__part", "__fid"])), schema_json,
+                                  cfg.precombine_field, cfg.event_time_field, options=options)
+                    )
+                    idx += 1
+        # ---- inflight (workload profile), markers, then the files
+        inflight = commit_metadata(
+            {
+                p: [write_stat(file_id=u.file_id if u.kind != "insert" else "", path=None, partition_path=None,
+                               prev_commit=u.base_instant)
+                    for u in planned if u.partition == p]
+                for p in sorted({u.partition for u in planned})
+            },
+            operation=operation.upper(),
+            schema=None,
+        )
+        storage.create_if_absent(requested.path(State.INFLIGHT), dump_commit_metadata(inflight))
+        for u in planned:
+            _write_marker(storage, instant, u.path, "CREATE" if u.kind == "insert" else "APPEND")
+        stats = engine.map(write_unit, planned)
+        for part in sorted({u.partition for u in planned}):
+            if part:
+                _ensure_partition_metadata(storage, part, instant)
+        p2s: dict[str, list[dict]] = defaultdict(list)
+        for st in stats:
+            p2s[st["partitionPath"]].append(st)
+        meta = commit_metadata(p2s, operation=operation.upper(), schema=data_schema_json)
+        storage.create_if_absent(requested.path(State.COMPLETED), dump_commit_metadata(meta))
+    except BaseException:
+        _abort(storage, instant, planned)
+        raise
+    for m in storage.list(_marker_dir(instant)):
+        storage.delete(m.path)
+    return WriteResult(
+        instant=instant,
+        operation=operation,
+        inserts=sum(s["numInserts"] for s in stats),
+        updates=sum(s["numUpdateWrites"] for s in stats),
+        deletes=sum(s["numDeletes"] for s in stats),
+        files_written=len(stats),
+        bytes_written=sum(s["fileSizeInBytes"] for s in stats),
+        rolled_back=tuple(rolled_back),
+        seconds=round(time.monotonic() - t_start, 3),
+    )
+
+
+def _abort(storage: Storage, instant: str, planned: Iterable[WriteUnit]) -> None:
+    """Undo a failed batch: planned files, markers, then the instant's timeline files."""
+    if storage.exists(Instant(instant, Action.DELTA_COMMIT, State.COMPLETED).path()):
+        return  # committed after all: nothing to undo
+    for u in planned:
+        storage.delete(u.path)
+    _remove_instant_files(storage, instant)
+
+
+def _group(table: pa.Table, cols: list[str]):
+    """Yield ((values...), sub-table) per distinct combination of ``cols``."""
+    if table.num_rows == 0:
+        return
+    t = table.sort_by([(c, "ascending") for c in cols])
+    vals = list(zip(*(t.column(c).to_pylist() for c in cols)))
+    start = 0
+    for i in range(1, len(vals) + 1):
+        if i == len(vals) or vals[i] != vals[start]:
+            yield vals[start], t.slice(start, i - start)
+            start = i
