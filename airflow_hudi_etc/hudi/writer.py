@@ -540,6 +540,7 @@ def write_batch(
             extra = avro_schema_from_arrow(prepared.select(new_fields).schema, cfg.name)["fields"]
             existing = {**existing, "fields": existing["fields"] + extra}
         data_schema = existing
+        _check_types(prepared, arrow_schema_from_avro(existing))
     else:
         if operation == "delete":
             raise InvalidInputError("cannot delete from a table that has no data yet")
@@ -645,6 +646,29 @@ def write_batch(
         rolled_back=tuple(rolled_back),
         seconds=round(time.monotonic() - t_start, 3),
     )
+
+
+_WIDENINGS = {(pa.int32(), pa.int64()), (pa.float32(), pa.float64()), (pa.int32(), pa.float64()),
+              (pa.int64(), pa.float64()), (pa.int32(), pa.float32())}
+
+
+def _check_types(batch: pa.Table, schema: pa.Schema) -> None:
+    """Refuse input columns whose type differs from the table's (widening ints/floats is fine)."""
+    for f in schema:
+        if f.name not in batch.column_names:
+            continue
+        got = batch.schema.field(f.name).type
+        if got == f.type or pa.types.is_null(got) or (got, f.type) in _WIDENINGS:
+            continue
+        if pa.types.is_timestamp(got) and pa.types.is_timestamp(f.type):
+            continue
+        if pa.types.is_integer(got) and pa.types.is_integer(f.type):
+            try:  # a safe cast, e.g. JSON's int64 into an int32 column, when every value fits
+                batch.column(f.name).cast(f.type)
+                continue
+            except pa.ArrowInvalid:
+                pass
+        raise InvalidInputError(f"column {f.name!r} is {got} in the input but {f.type} in the table")
 
 
 def _abort(storage: Storage, instant: str, planned: Iterable[WriteUnit]) -> None:

@@ -1,0 +1,181 @@
+"""Event times of log files, and the table status summary.
+
+The min/max event time of a log file comes from the ``minEventTime``/``maxEventTime`` of the
+write stat that created it (Hudi's own fields; our writer fills them). Logs written by writers
+that did not record them (e.g. Java with no event-time field configured) fall back to a scan
+of the event-time column of their committed data blocks.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+
+from . import logformat as lf
+from .fsview import FileSlice, LogFile
+from .merge import ReadFilter, queue_blocks
+from .schema import event_time_value_millis
+from .timeline import Action, State, iter_write_stats
+
+SOURCE_STATS = "write-stats"
+SOURCE_SCAN = "scan"
+
+
+@dataclass(frozen=True)
+class EventRange:
+    min_ms: int | None
+    max_ms: int | None
+    source: str
+
+
+def iso_ms(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    return _dt.datetime.fromtimestamp(ms / 1000, _dt.timezone.utc).isoformat(timespec="milliseconds").replace(
+        "+00:00", "Z"
+    )
+
+
+def log_stats_index(table) -> dict[str, dict]:
+    """Table-relative log path → the write stat of the completed instant that wrote it."""
+    out: dict[str, dict] = {}
+    for inst in table.timeline.completed_writes:
+        if inst.action not in (Action.DELTA_COMMIT, Action.COMPACTION, Action.COMMIT):
+            continue
+        meta = table.commit_metadata(inst)
+        for st in iter_write_stats(meta):
+            p = st.get("path")
+            if p and ".log." in p:
+                out[p] = st
+    return out
+
+
+def scan_event_range(table, log_path: str) -> EventRange:
+    """Min/max event time over the committed data records of one log file."""
+    field = table.config.event_time_field
+    if not field:
+        return EventRange(None, None, SOURCE_SCAN)
+    accept = ReadFilter(is_committed=table._filter().is_committed)
+    blocks = queue_blocks([(log_path, table.storage.read_bytes(log_path))], accept)
+    lo = hi = None
+    for b in blocks:
+        if b.block_type == lf.BlockType.DELETE:
+            continue
+        if b.block_type == lf.BlockType.PARQUET_DATA:
+            t = lf.decode_parquet_content(b.content)
+            values = t.column(field).to_pylist() if field in t.column_names else []
+        else:
+            values = [r.get(field) for r in lf.decode_avro_records(b.content, b.schema_json)]
+        for v in values:
+            ms = event_time_value_millis(v)
+            if ms is None:
+                continue
+            lo = ms if lo is None or ms < lo else lo
+            hi = ms if hi is None or ms > hi else hi
+    return EventRange(lo, hi, SOURCE_SCAN)
+
+
+def log_event_range(table, log: LogFile, index: dict[str, dict] | None = None, *, allow_scan: bool = True) -> EventRange:
+    index = log_stats_index(table) if index is None else index
+    st = index.get(log.path)
+    if st is not None and (st.get("minEventTime") is not None or st.get("numDeletes") and not st.get("numWrites")):
+        return EventRange(st.get("minEventTime"), st.get("maxEventTime"), SOURCE_STATS)
+    if not allow_scan:
+        return EventRange(None, None, "unknown")
+    return scan_event_range(table, log.path)
+
+
+def table_status(table, *, allow_scan: bool = True) -> dict:
+    """Timeline summary, pending plans, per-slice log counts/bytes, min event time over current logs."""
+    tl = table.timeline
+    counts: dict[str, int] = {}
+    for i in tl.instants:
+        if i.is_completed:
+            key = "compaction" if i.action is Action.COMPACTION else i.action.value
+            counts[key] = counts.get(key, 0) + 1
+    pending = [
+        {"instant": i.timestamp, "action": i.action.value, "state": i.state.name}
+        for i in tl.instants
+        if i.is_pending
+    ]
+    view = table.file_system_view()
+    slices: list[FileSlice] = view.latest_slices()
+    index = log_stats_index(table)
+    per_slice = []
+    lo_all = None
+    sources = set()
+    total_logs = total_bytes = 0
+    for s in slices:
+        lo_s = None
+        for log in s.log_files:
+            r = log_event_range(table, log, index, allow_scan=allow_scan)
+            sources.add(r.source)
+            if r.min_ms is not None:
+                lo_s = r.min_ms if lo_s is None else min(lo_s, r.min_ms)
+        nbytes = sum(max(0, lg.size) for lg in s.log_files)
+        total_logs += len(s.log_files)
+        total_bytes += nbytes
+        if lo_s is not None:
+            lo_all = lo_s if lo_all is None else min(lo_all, lo_s)
+        per_slice.append(
+            {
+                "partition": s.partition,
+                "file_id": s.file_id,
+                "base_instant": s.base_instant,
+                "base_file": s.base_file.name if s.base_file else None,
+                "log_files": len(s.log_files),
+                "log_bytes": nbytes,
+                "min_event_time": lo_s,
+            }
+        )
+    last = tl.last_completed_write
+    return {
+        "path": table.storage.base_uri,
+        "table": table.config.name,
+        "table_type": table.config.table_type,
+        "table_version": table.config.version,
+        "timeline": {
+            "instants": len(tl.instants),
+            "completed": counts,
+            "latest_completed": last.timestamp if last else None,
+            "pending": pending,
+        },
+        "pending_compactions": [i.timestamp for i in tl.pending_compactions],
+        "pending_clustering": pending_clustering(table),
+        "file_groups": len(slices),
+        "slices_with_logs": sum(1 for s in slices if s.log_files),
+        "log_files": total_logs,
+        "log_bytes": total_bytes,
+        "min_event_time": lo_all,
+        "min_event_time_iso": iso_ms(lo_all),
+        "event_time_source": "+".join(sorted(sources)) if sources else None,
+        "slices": per_slice,
+    }
+
+
+def is_clustering_request(data: bytes) -> bool:
+    """Hudi's rule: a non-empty requested replacecommit whose Avro metadata says ``CLUSTER``."""
+    if not data:
+        return False
+    import io
+
+    import fastavro
+
+    try:
+        recs = list(fastavro.reader(io.BytesIO(data)))
+    except Exception:  # unparseable: Hudi's getClusteringPlan yields empty, i.e. not clustering
+        return False
+    return len(recs) == 1 and isinstance(recs[0], dict) and recs[0].get("operationType") == "CLUSTER"
+
+
+def pending_clustering(table) -> list[str]:
+    """Pending replacecommits whose requested file is a clustering plan (Hudi's rule)."""
+    out = []
+    for i in table.timeline.pending_replaces:
+        try:
+            data = table.storage.read_bytes(i.path(State.REQUESTED))
+        except FileNotFoundError:
+            continue
+        if is_clustering_request(data):
+            out.append(i.timestamp)
+    return out
