@@ -452,10 +452,10 @@ def encode_delete_block(instant_time: str, schema_json: str, records: Iterable[D
 
 
 def encode_rollback_block(instant_time: str, target_instant_time: str) -> bytes:
-    header = [
+    header = [  # the order Hudi 0.14/0.15 writes (a real rollback block of the fixtures)
         (HeaderKey.INSTANT_TIME, instant_time),
-        (HeaderKey.TARGET_INSTANT_TIME, target_instant_time),
         (HeaderKey.COMMAND_BLOCK_TYPE, ROLLBACK_COMMAND),
+        (HeaderKey.TARGET_INSTANT_TIME, target_instant_time),
     ]
     return encode_block(BlockType.COMMAND, header, b"")
 
