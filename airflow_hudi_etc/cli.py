@@ -66,6 +66,31 @@ def cmd_status(a) -> dict:
     return table_status(HudiTable.load(a.path))
 
 
+def cmd_schedule(a) -> dict:
+    from .compaction.service import schedule
+
+    return schedule(a.path, data_latency=a.data_latency, compaction_time=a.compaction_time,
+                    link_mode=a.link_mode).as_dict()
+
+
+def cmd_execute(a) -> dict:
+    from .compaction.service import execute
+
+    return execute(a.path, instant=a.instant)
+
+
+def cmd_rollback(a) -> dict:
+    from .compaction.service import rollback
+
+    return rollback(a.path, instant=a.instant)
+
+
+def cmd_unschedule(a) -> dict:
+    from .compaction.service import unschedule
+
+    return unschedule(a.path, instant=a.instant)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="hudi-etc", description="Event-time compaction for Hudi MOR tables")
     sub = p.add_subparsers(dest="command", required=True)
@@ -98,6 +123,24 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--path", required=True)
     s.add_argument("--json", action="store_true", help="JSON output (the default for now)")
     s.set_defaults(fn=cmd_status)
+
+    s = sub.add_parser("schedule", help="plan an event-time partial compaction")
+    s.add_argument("--path", required=True)
+    s.add_argument("--data-latency", required=True, help="e.g. 30m, 2h, PT2H")
+    s.add_argument("--compaction-time", help="ISO-8601 (default: now, UTC)")
+    s.add_argument("--link-mode", default="auto", choices=["auto", "copy", "symlink"])
+    s.set_defaults(fn=cmd_schedule)
+
+    s = sub.add_parser("execute", help="run a planned compaction (local engine)")
+    s.add_argument("--path", required=True)
+    s.add_argument("--instant")
+    s.set_defaults(fn=cmd_execute)
+
+    for name, fn in (("rollback", cmd_rollback), ("unschedule", cmd_unschedule)):
+        s = sub.add_parser(name)
+        s.add_argument("--path", required=True)
+        s.add_argument("--instant", required=True)
+        s.set_defaults(fn=fn)
     return p
 
 

@@ -57,12 +57,13 @@ def _check_event_time_stats(path, instant, rows_by_key):
             assert st["maxEventTime"] == (max(ets) if ets else None), st["path"]
 
 
-def run_history(tmp_path, seed, *, partitioned=True, payload="overwrite-latest", engine=None, batches=6):
+def run_history(tmp_path, seed, *, partitioned=True, payload="overwrite-latest", engine=None, batches=6, monotone=None):
     path = tmp_path / f"h{seed}"
     init_table(str(path), table_name=f"h{seed}", record_key="key", precombine_field="ts",
                event_time_field="event_time", partition_field="region" if partitioned else None, payload=payload)
     model = TableModel("ts", event_time_ordering=payload == "event-time-ordering")
-    for op, rows in random_history(seed, batches, monotone_ordering=payload == "overwrite-latest"):
+    monotone = payload == "overwrite-latest" if monotone is None else monotone
+    for op, rows in random_history(seed, batches, monotone_ordering=monotone):
         if op == "upsert":
             res = write_batch(str(path), _batch(rows), engine=engine)
             model.upsert(rows, "key")

@@ -110,6 +110,26 @@ class HudiTable:
         view = FileSystemView.load(self.storage, self.timeline, partitions)
         return view.with_replaced(self.replaced_file_groups())
 
+    def pending_compaction_groups(self) -> dict[tuple[str, str], str]:
+        """(partition, fileId) → instant of the pending compaction that plans it.
+
+        New writes to such a file group belong to the (still empty) slice at that instant.
+        """
+        import io
+
+        import fastavro
+
+        out: dict[tuple[str, str], str] = {}
+        for inst in self.timeline.pending_compactions:
+            try:
+                data = self.storage.read_bytes(inst.path(State.REQUESTED))
+                (plan,) = list(fastavro.reader(io.BytesIO(data)))
+            except Exception as e:  # unreadable plan: refuse rather than write into the wrong slice
+                raise InvalidTimelineError(f"compaction plan {inst.timestamp} is unreadable: {e}") from None
+            for op in plan.get("operations") or []:
+                out[(op.get("partitionPath") or "", op["fileId"])] = inst.timestamp
+        return out
+
     def replaced_file_groups(self) -> set[tuple[str, str]]:
         out: set[tuple[str, str]] = set()
         for inst in self.timeline.completed_writes:

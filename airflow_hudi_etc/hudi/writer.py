@@ -363,22 +363,27 @@ def encode_base_file(unit: WriteUnit, rows: pa.Table) -> bytes:
     data = conform(rows, pa.schema([f for f in schema if f.name not in META_FIELDS]))
     cols = [meta[m] for m in META_FIELDS] + list(data.columns)
     out = pa.Table.from_arrays(cols, schema=schema)
-    klist = meta[RECORD_KEY].to_pylist()
+    return base_file_bytes(out, unit.avro_schema_json, unit.options)
+
+
+def base_file_bytes(out: pa.Table, avro_schema_json: str, options: WriteOptions = WriteOptions()) -> bytes:
+    """Parquet bytes of a base file: meta columns first, Hudi's footer keys (schema, bloom, key range)."""
+    klist = out.column(RECORD_KEY).to_pylist()
     bf = bloom_mod.create_bloom_filter(
-        num_entries=unit.options.bloom_num_entries,
-        fpp=unit.options.bloom_fpp,
-        max_entries=unit.options.bloom_max_entries,
+        num_entries=options.bloom_num_entries,
+        fpp=options.bloom_fpp,
+        max_entries=options.bloom_max_entries,
     )
     bf.add_all(klist)
     footer = bloom_mod.footer_entries(bf, min(klist), max(klist)) if klist else {}
     kv = {
-        "parquet.avro.schema": unit.avro_schema_json,
+        "parquet.avro.schema": avro_schema_json,
         "writer.model.name": "avro",
         **footer,
     }
     out = out.replace_schema_metadata({k.encode(): v.encode() for k, v in kv.items()})
     sink = io.BytesIO()
-    pq.write_table(out, sink, compression=unit.options.compression, store_schema=False, use_dictionary=True)
+    pq.write_table(out, sink, compression=options.compression, store_schema=False, use_dictionary=True)
     return sink.getvalue()
 
 
@@ -493,16 +498,16 @@ def _log_versions(view: FileSystemView) -> dict[tuple[str, str, str], int]:
     return out
 
 
-def _target_slice_instant(view: FileSystemView, part: str, fid: str) -> tuple[str, str | None]:
-    """Base instant new logs of a file group are named with, and the base file they extend."""
+def _target_slice_instant(view: FileSystemView, part: str, fid: str, pending: Mapping[tuple[str, str], str]) -> tuple[str, str | None]:
+    """Base instant new logs of a file group are named with, and the base file they extend.
+
+    A file group planned by a pending compaction at C gets its new logs in slice C (§7).
+    """
     g = view.group(part, fid)
-    tl = view.timeline
-    pending = [c for c in tl.pending_compaction_times]
-    s = view.latest_slice_of(g, tl, merge_pending=False)
-    base = view.latest_slice_of(g, tl, merge_pending=True)
-    base_name = base.base_file.name if base is not None and base.base_file is not None else None
-    if s is not None and s.base_instant in pending:
-        return s.base_instant, base_name
+    s = view.latest_slice_of(g, view.timeline, merge_pending=True)
+    base_name = s.base_file.name if s is not None and s.base_file is not None else None
+    if (part, fid) in pending:
+        return pending[(part, fid)], base_name
     return (s.base_instant if s is not None else g.slice_instants()[-1]), base_name
 
 
@@ -573,15 +578,19 @@ def write_batch(
         fids = [located.get((p, k)) for p, k in zip(parts, keys)]
         prepared = prepared.append_column("__fid", pa.array(fids, pa.string()))
         versions = _log_versions(view)
+        if reserved_log_versions is None and table.timeline.pending_compactions:
+            # links of a pending partial compaction hold versions 1..n of slice C: write after them
+            from ..compaction.service import reserved_log_versions
         if reserved_log_versions is not None:
             for k, v in reserved_log_versions(table).items():
                 versions[k] = max(versions[k], v)
+        pending_groups = table.pending_compaction_groups()
         idx = 0
         kind = "update" if operation == "upsert" else "delete"
         updates = prepared.filter(pc.is_valid(prepared.column("__fid")))
         if updates.num_rows:
             for (part, fid), grp in _group(updates, ["__part", "__fid"]):
-                base_instant, base_name = _target_slice_instant(view, part, fid)
+                base_instant, base_name = _target_slice_instant(view, part, fid, pending_groups)
                 v = versions[(part, fid, base_instant)] + 1
                 token = f"{idx}-1-0"
                 name = lf.format_log_file_name(fid, base_instant, v, token)
