@@ -254,6 +254,17 @@ class Storage:
         tmp = f"{_TMP_PREFIX}{uuid.uuid4().hex}-{n}"
         return posixpath.join(d, tmp) if d else tmp
 
+    def _write_local_tmp(self, rel: str, data: bytes) -> tuple[str, str]:
+        """Write ``data`` durably to a temp file beside ``rel``; return (target, temp) paths."""
+        target = self.full(rel)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        tmp = self.full(self._tmp_name(rel))
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        return target, tmp
+
     def create_if_absent(self, rel: str, data: bytes) -> None:
         """Write a new file atomically; raise :class:`InstantExistsError` if it exists.
 
@@ -263,13 +274,7 @@ class Storage:
         """
         rel = safe_relpath(rel)
         if self.is_local:
-            target = self.full(rel)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            tmp = self.full(self._tmp_name(rel))
-            with open(tmp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+            target, tmp = self._write_local_tmp(rel, data)
             try:
                 os.link(tmp, target)
             except FileExistsError:
@@ -298,13 +303,7 @@ class Storage:
         """Replace a file as a whole (temp + rename locally; a single put on object stores)."""
         rel = safe_relpath(rel)
         if self.is_local:
-            target = self.full(rel)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            tmp = self.full(self._tmp_name(rel))
-            with open(tmp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+            target, tmp = self._write_local_tmp(rel, data)
             os.replace(tmp, target)
             return
         self._put_object(self.full(rel), data, if_absent=False)
