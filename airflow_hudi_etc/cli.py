@@ -32,15 +32,37 @@ def cmd_init(a) -> dict:
     )
 
 
-def cmd_write(a) -> dict:
-    if a.engine == "spark":
-        from .spark_submit import run_job
+def _engine(a):
+    """The engine of this command: in a spark-submit job the job's SparkSession, else local."""
+    spark = getattr(a, "spark_session", None)
+    if spark is not None:
+        from .engines import SparkEngine
 
-        return run_job("write", ["--path", a.path, "--input", a.input, "--operation", a.operation])
+        return SparkEngine(spark)
+    from .engines import LocalEngine
+
+    return LocalEngine()
+
+
+def _via_spark_submit(a) -> bool:
+    """``--engine spark`` from the command line: run this same command inside spark-submit."""
+    return getattr(a, "engine", "local") == "spark" and getattr(a, "spark_session", None) is None
+
+
+def _submit(a) -> dict:
+    from .spark_submit import run_job
+
+    return run_job(a.argv)
+
+
+def cmd_write(a) -> dict:
+    if _via_spark_submit(a):
+        return _submit(a)
     from .hudi.writer import read_input, write_batch
 
-    res = write_batch(a.path, read_input(a.input), operation=a.operation)
-    return {**res.as_dict(), "engine": "local"}
+    engine = _engine(a)
+    res = write_batch(a.path, read_input(a.input), operation=a.operation, engine=engine)
+    return {**res.as_dict(), "engine": engine.name}
 
 
 def cmd_read(a) -> dict:
@@ -59,36 +81,92 @@ def cmd_read(a) -> dict:
     }
 
 
-def cmd_status(a) -> dict:
-    from .hudi.stats import table_status
-    from .hudi.table import HudiTable
+def cmd_status(a) -> dict | str:
+    from .compaction.metrics import table_metrics
 
-    return table_status(HudiTable.load(a.path))
+    m = table_metrics(a.path)
+    if a.sla:
+        from .compaction.service import parse_duration
+
+        sla_s = parse_duration(a.sla).total_seconds()
+        lag = m.get("threshold_lag_seconds")
+        m["sla_seconds"] = sla_s
+        m["sla_breached"] = lag is None or lag > sla_s
+    if a.json:
+        return m
+    from .report import format_status
+
+    return format_status(m)
+
+
+def cmd_report(a) -> dict:
+    from .report import write_report
+
+    return write_report(a.path, a.output, sla=a.sla)
 
 
 def cmd_schedule(a) -> dict:
+    if _via_spark_submit(a):
+        return _submit(a)
     from .compaction.service import schedule
 
     return schedule(a.path, data_latency=a.data_latency, compaction_time=a.compaction_time,
-                    link_mode=a.link_mode).as_dict()
+                    link_mode=a.link_mode, exact_split=a.exact_split, engine=_engine(a)).as_dict()
 
 
 def cmd_execute(a) -> dict:
+    if _via_spark_submit(a):
+        return _submit(a)
     from .compaction.service import execute
 
-    return execute(a.path, instant=a.instant)
+    return execute(a.path, instant=a.instant, engine=_engine(a))
 
 
 def cmd_rollback(a) -> dict:
+    if _via_spark_submit(a):
+        return _submit(a)
     from .compaction.service import rollback
 
     return rollback(a.path, instant=a.instant)
 
 
 def cmd_unschedule(a) -> dict:
+    if _via_spark_submit(a):
+        return _submit(a)
     from .compaction.service import unschedule
 
     return unschedule(a.path, instant=a.instant)
+
+
+def cmd_clean(a) -> dict:
+    if _via_spark_submit(a):
+        return _submit(a)
+    from .compaction.clean import clean
+
+    return clean(a.path, retain_commits=a.retain_commits)
+
+
+def cmd_show_plan(a) -> dict:
+    from .compaction.service import show_plan
+
+    return show_plan(a.path, instant=a.instant)
+
+
+def cmd_validate(a) -> dict:
+    from .compaction.validate import validate
+
+    return validate(a.path)
+
+
+def cmd_sync_catalog(a) -> dict:
+    if _via_spark_submit(a):
+        return _submit(a)
+    from .compaction.catalog import sync_catalog
+
+    spark = getattr(a, "spark_session", None)
+    return sync_catalog(a.path, database=a.database, table=a.table, spark=spark,
+                        metastore_uri=a.metastore_uri, metastore_dir=a.metastore_dir,
+                        warehouse_dir=a.warehouse_dir)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -109,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--path", required=True)
     s.add_argument("--input", required=True, help=".parquet or .jsonl file")
     s.add_argument("--operation", default="upsert", choices=["upsert", "delete"])
-    s.add_argument("--engine", default="local", choices=["local", "spark"])
+    _engine_arg(s)
     s.set_defaults(fn=cmd_write)
 
     s = sub.add_parser("read", help="read the table into a parquet file (meta columns included)")
@@ -121,33 +199,82 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("status", help="timeline, pending plans, logs per slice, min event time")
     s.add_argument("--path", required=True)
-    s.add_argument("--json", action="store_true", help="JSON output (the default for now)")
+    s.add_argument("--json", action="store_true", help="JSON instead of the readable table")
+    s.add_argument("--sla", help="warn when the threshold lag exceeds this (e.g. 6h)")
     s.set_defaults(fn=cmd_status)
+
+    s = sub.add_parser("report", help="freshness chart (PNG) and HTML page, built from the timeline")
+    s.add_argument("--path", required=True)
+    s.add_argument("--output", required=True, help="directory for freshness.png and index.html")
+    s.add_argument("--sla", help="draw this lag limit (e.g. 6h)")
+    s.set_defaults(fn=cmd_report)
 
     s = sub.add_parser("schedule", help="plan an event-time partial compaction")
     s.add_argument("--path", required=True)
     s.add_argument("--data-latency", required=True, help="e.g. 30m, 2h, PT2H")
     s.add_argument("--compaction-time", help="ISO-8601 (default: now, UTC)")
     s.add_argument("--link-mode", default="auto", choices=["auto", "copy", "symlink"])
+    s.add_argument("--exact-split", action="store_true",
+                   help="records after the threshold stay out of the base file (RO holds exactly <= threshold)")
+    _engine_arg(s)
     s.set_defaults(fn=cmd_schedule)
 
-    s = sub.add_parser("execute", help="run a planned compaction (local engine)")
+    s = sub.add_parser("execute", help="run a planned compaction; prints its metrics")
     s.add_argument("--path", required=True)
-    s.add_argument("--instant")
+    s.add_argument("--instant", help="default: the pending compaction (or the last completed: a no-op)")
+    _engine_arg(s)
     s.set_defaults(fn=cmd_execute)
 
-    for name, fn in (("rollback", cmd_rollback), ("unschedule", cmd_unschedule)):
-        s = sub.add_parser(name)
+    for name, fn, hlp in (("rollback", cmd_rollback, "undo a failed or inflight execution (plan stays requested)"),
+                          ("unschedule", cmd_unschedule, "remove a requested plan")):
+        s = sub.add_parser(name, help=hlp)
         s.add_argument("--path", required=True)
         s.add_argument("--instant", required=True)
+        _engine_arg(s)
         s.set_defaults(fn=fn)
+
+    s = sub.add_parser("clean", help="delete file slices older than the last N commits (link targets kept)")
+    s.add_argument("--path", required=True)
+    s.add_argument("--retain-commits", type=int, default=10)
+    _engine_arg(s)
+    s.set_defaults(fn=cmd_clean)
+
+    s = sub.add_parser("show-plan", help="a compaction plan as JSON")
+    s.add_argument("--path", required=True)
+    s.add_argument("--instant", required=True)
+    s.set_defaults(fn=cmd_show_plan)
+
+    s = sub.add_parser("validate", help="plan vs storage: dangling links, orphan files, broken plans")
+    s.add_argument("--path", required=True)
+    s.set_defaults(fn=cmd_validate)
+
+    s = sub.add_parser("sync-catalog", help="publish the RO threshold as table properties in the Hive metastore")
+    s.add_argument("--path", required=True)
+    s.add_argument("--database", default="default")
+    s.add_argument("--table", required=True, help="base name: registers <table>_ro and <table>_rt")
+    s.add_argument("--metastore-uri", help="thrift://host:9083 (default: embedded Derby metastore)")
+    s.add_argument("--metastore-dir", help="directory of the embedded Derby metastore")
+    s.add_argument("--warehouse-dir", help="spark.sql.warehouse.dir")
+    _engine_arg(s, default="local")
+    s.set_defaults(fn=cmd_sync_catalog)
     return p
 
 
+def _engine_arg(s, default: str = "local") -> None:
+    s.add_argument("--engine", default=default, choices=["local", "spark"],
+                   help="local: this process; spark: the same command inside spark-submit")
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    args.argv = [str(x) for x in argv]
     try:
-        _out(args.fn(args))
+        result = args.fn(args)
+        if isinstance(result, str):
+            print(result)
+        else:
+            _out(result)
         return 0
     except HudiEtcError as e:
         _out({"error": {"code": e.code, "type": type(e).__name__, "message": str(e)}})

@@ -44,7 +44,8 @@ def job_env() -> dict[str, str]:
     return env
 
 
-def run_job(command: str, args: list[str], *, master: str | None = None, conf: dict | None = None) -> dict:
+def run_job(cli_argv: list[str], *, master: str | None = None, conf: dict | None = None) -> dict:
+    """Run ``hudi-etc <cli_argv>`` inside spark-submit; return the job's result JSON."""
     master = master or os.environ.get("HUDI_ETC_SPARK_MASTER", "local[*]")
     conf = {
         "spark.ui.enabled": "false",
@@ -57,7 +58,7 @@ def run_job(command: str, args: list[str], *, master: str | None = None, conf: d
         cmd = [spark_submit_binary(), "--master", master]
         for k, v in conf.items():
             cmd += ["--conf", f"{k}={v}"]
-        cmd += [JOB_SCRIPT, "--result-file", result_file, command, *args]
+        cmd += [JOB_SCRIPT, "--result-file", result_file, *cli_argv]
         proc = subprocess.run(cmd, env=job_env(), capture_output=True, text=True)
         if os.path.exists(result_file):
             with open(result_file) as f:

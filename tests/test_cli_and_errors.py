@@ -57,7 +57,8 @@ def test_cli_write_read_status(table, tmp_path, capsys):
     rc, st = run_cli(capsys, "status", "--path", table, "--json")
     assert rc == 0
     assert st["log_files"] == 1 and st["slices_with_logs"] == 1
-    assert st["min_event_time"] == 1699999000 * 1000  # epoch seconds in the input → ms
+    assert st["min_event_time_ms"] == 1699999000 * 1000  # epoch seconds in the input → ms
+    assert st["min_event_time"] == "2023-11-14T21:56:40.000Z" and st["remaining_log_files"] == 1
     assert st["event_time_source"] == "write-stats"
     assert st["timeline"]["completed"] == {"deltacommit": 2}
     rc, out = run_cli(capsys, "read", "--path", table, "--output", tmp_path / "s.parquet")

@@ -45,6 +45,7 @@ from ..hudi.writer import LocalEngine, WriteOptions, base_file_bytes
 from ..hudi import logformat as lf
 from .plan import CompactionPlan, LinkOp, Operation
 from .strategy import CompactAllStrategy, EventTimeStrategy
+from .trigger import check_readiness, last_threshold
 
 LINK_TOKEN = "1-0-1"
 K_THRESHOLD_MS = "hoodie.etc.threshold.ms"
@@ -95,11 +96,7 @@ class ScheduleResult:
 
 def last_threshold_ms(table: HudiTable) -> int | None:
     """Threshold of the latest completed event-time compaction (None: never compacted)."""
-    for inst in reversed(table.timeline.completed_compactions):
-        v = table.commit_metadata(inst).get("extraMetadata", {}).get(K_THRESHOLD_MS)
-        if v is not None:
-            return int(v)
-    return None
+    return last_threshold(table)[0]
 
 
 def read_plan(table: HudiTable, instant: str) -> CompactionPlan:
@@ -130,6 +127,8 @@ def schedule(
     compaction_time: str | None = None,
     link_mode: str = "auto",
     strategy: str = "event-time",
+    exact_split: bool = False,
+    engine=None,
     storage_options: Mapping[str, Any] | None = None,
 ) -> ScheduleResult:
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
@@ -146,16 +145,9 @@ def schedule(
     def no(reason: str) -> ScheduleResult:
         return ScheduleResult(None, iso_ms(threshold_ms), threshold_ms, reason)
 
-    if tl.pending_compactions:
-        return no(f"pending compaction {tl.pending_compactions[0].timestamp}")
-    clustering = pending_clustering(table)
-    if clustering:
-        return no(f"pending clustering {clustering[0]}")
-    if tl.pending_writes:
-        return no(f"pending write {tl.pending_writes[0].timestamp}: roll it back or let it finish first")
-    last = last_threshold_ms(table)
-    if strategy == "event-time" and last is not None and threshold_ms <= last:
-        return no(f"threshold {iso_ms(threshold_ms)} is not past the last compacted threshold {iso_ms(last)}")
+    ready = check_readiness(table, threshold_ms=threshold_ms, check_pending_writes=True)
+    if not ready.ready and not (ready.covered and strategy != "event-time"):
+        return no(ready.reason)
     strat = EventTimeStrategy(threshold_ms) if strategy == "event-time" else CompactAllStrategy()
     instant = next_instant_time(tl)
     view = table.file_system_view()
