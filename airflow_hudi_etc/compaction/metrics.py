@@ -38,6 +38,7 @@ K_COMPACTED_LOGS = K + "compacted.log.files"
 K_COMPACTED_BYTES = K + "compacted.log.bytes"
 K_LINK_BYTES = K + "link.bytes.written"
 K_EXACT_SPLIT = K + "exact.split"
+K_SPLIT_RECORDS = K + "split.log.records"
 
 
 def _now_ms(now: _dt.datetime | None) -> int:

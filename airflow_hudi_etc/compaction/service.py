@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..hudi.errors import InstantExistsError, InvalidInputError, InvalidTimelineError
-from ..hudi.schema import FILE_NAME, event_time_millis
+from ..hudi.schema import FILE_NAME, RECORD_KEY, event_time_millis, event_time_value_millis
 from ..hudi.stats import iso_ms, log_event_range, log_stats_index, pending_clustering
 from ..hudi.storage import Storage
 from ..hudi.table import HudiTable, SliceReadSpec
@@ -38,12 +38,24 @@ from ..hudi.timeline import (
     State,
     commit_metadata,
     dump_commit_metadata,
+    iter_write_stats,
     next_instant_time,
     write_stat,
 )
 from ..hudi.writer import LocalEngine, WriteOptions, base_file_bytes
 from ..hudi import logformat as lf
 from .plan import CompactionPlan, LinkOp, Operation
+from .metrics import (
+    K_COMPACTED_BYTES,
+    K_COMPACTED_LOGS,
+    K_EXECUTION,
+    K_LINK_BYTES,
+    K_PLANNING,
+    K_REMAINING_BYTES,
+    K_REMAINING_FILES,
+    K_REMAINING_MIN_ET,
+    K_SPLIT_RECORDS,
+)
 from .strategy import CompactAllStrategy, EventTimeStrategy
 from .trigger import check_readiness, last_threshold
 
@@ -56,6 +68,8 @@ K_STRATEGY = "hoodie.etc.strategy"
 K_LINK_MODE = "hoodie.etc.link.mode"
 K_SOURCE = "hoodie.etc.event.time.source"
 K_LINKS = "hoodie.etc.link.operations"
+K_EXACT_SPLIT = "hoodie.etc.exact.split"
+SPLIT_LOG_VERSION = 1  # exact split: slice C's first log holds the merged records after the threshold
 
 
 def parse_duration(s: str) -> _dt.timedelta:
@@ -104,20 +118,65 @@ def read_plan(table: HudiTable, instant: str) -> CompactionPlan:
     return CompactionPlan.from_bytes(instant, data)
 
 
+def is_exact_split(plan: CompactionPlan) -> bool:
+    return str(plan.extra.get(K_EXACT_SPLIT, "")).lower() == "true"
+
+
+def split_log_name(op: Operation, instant: str) -> str:
+    return lf.format_log_file_name(op.file_id, instant, SPLIT_LOG_VERSION, LINK_TOKEN)
+
+
+def plan_outputs(plan: CompactionPlan, op: Operation) -> list[str]:
+    """Table-relative log paths an execution of ``op`` may create in slice C (split log, links)."""
+    out = [op.path(split_log_name(op, plan.instant))] if is_exact_split(plan) else []
+    return out + [op.path(lk.link) for lk in op.links]
+
+
 def reserved_log_versions(table: HudiTable) -> dict[tuple[str, str, str], int]:
-    """Log versions in slice C that pending plans reserved for their links (writers go after)."""
+    """Log versions in slice C that pending plans reserved (split log, links): writers go after."""
     out: dict[tuple[str, str, str], int] = {}
     for inst in table.timeline.pending_compactions:
         try:
             plan = read_plan(table, inst.timestamp)
         except (FileNotFoundError, InvalidTimelineError):
             continue
+        exact = is_exact_split(plan)
         for op in plan.operations:
-            if op.links:
-                out[(op.partition, op.file_id, inst.timestamp)] = max(
-                    lf.parse_log_file_name(lk.link).version for lk in op.links
-                )
+            versions = [lf.parse_log_file_name(lk.link).version for lk in op.links]
+            if exact:
+                versions.append(SPLIT_LOG_VERSION)
+            if versions:
+                out[(op.partition, op.file_id, inst.timestamp)] = max(versions)
     return out
+
+
+def show_plan(path: str | Storage, *, instant: str, storage_options: Mapping[str, Any] | None = None) -> dict:
+    """A compaction plan as JSON: its state, extra metadata and operations (paths table-relative)."""
+    storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
+    table = HudiTable.load(storage)
+    insts = [i for i in table.timeline.get(instant) if i.action is Action.COMPACTION]
+    if not insts:
+        raise InvalidTimelineError(f"no compaction {instant} on the timeline")
+    plan = read_plan(table, instant)
+    exact = is_exact_split(plan)
+    return {
+        "instant": instant,
+        "state": "completed" if insts[0].is_completed else insts[0].state.name.lower(),
+        "extra_metadata": dict(plan.extra),
+        "operations": [
+            {
+                "partition": op.partition,
+                "file_id": op.file_id,
+                "base_instant": op.base_instant,
+                "base_file": op.base_file,
+                "compact_logs": list(op.compact_logs),
+                "split_log": split_log_name(op, instant) if exact else None,
+                "links": [{"link": lk.link, "target": lk.target} for lk in op.links],
+                "metrics": dict(op.metrics),
+            }
+            for op in plan.operations
+        ],
+    }
 
 
 def schedule(
@@ -131,6 +190,7 @@ def schedule(
     engine=None,
     storage_options: Mapping[str, Any] | None = None,
 ) -> ScheduleResult:
+    t_start = time.monotonic()
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
     if link_mode not in ("auto", "copy", "symlink"):
         raise InvalidInputError(f"link mode {link_mode!r}: use auto, copy or symlink")
@@ -153,8 +213,9 @@ def schedule(
     view = table.file_system_view()
     index = log_stats_index(table)
     ops, sources = [], set()
+    base_index = _base_stats_index(table) if exact_split else {}
     for s in view.latest_slices():
-        if not s.log_files:
+        if not s.log_files and not exact_split:
             continue
         ranges = {}
         for log in s.log_files:
@@ -162,10 +223,11 @@ def schedule(
             ranges[log.path] = r
             sources.add(r.source)
         sel = strat.select(s, ranges)
-        if sel.is_empty:
+        if sel.is_empty and not (exact_split and s.base_file and _base_late(table, s.base_file, base_index, threshold_ms)):
             continue
+        first = SPLIT_LOG_VERSION + 1 if exact_split else 1
         links = tuple(
-            LinkOp(lf.format_log_file_name(s.file_id, instant, i + 1, LINK_TOKEN), log.name)
+            LinkOp(lf.format_log_file_name(s.file_id, instant, first + i, LINK_TOKEN), log.name)
             for i, log in enumerate(sel.remain)
         )
         ops.append(
@@ -185,7 +247,9 @@ def schedule(
         K_STRATEGY: strat.name,
         K_LINK_MODE: mode,
         K_SOURCE: "+".join(sorted(sources)),
+        K_EXACT_SPLIT: "true" if exact_split else "false",
     }
+    extra[K_PLANNING] = f"{time.monotonic() - t_start:.3f}"
     plan = CompactionPlan(instant, tuple(ops), extra)
     # requirements re-checked just before the plan is written (another scheduler may have won)
     if HudiTable.load(storage).timeline.pending_compactions:
@@ -200,6 +264,36 @@ def schedule(
     return ScheduleResult(instant, iso_ms(threshold_ms), threshold_ms, "scheduled", len(ops))
 
 
+def _base_stats_index(table: HudiTable) -> dict[str, dict]:
+    """Table-relative base file path → the write stat of the completed commit that wrote it."""
+    out: dict[str, dict] = {}
+    for inst in table.timeline.completed_writes:
+        for st in iter_write_stats(table.commit_metadata(inst)):
+            p = st.get("path")
+            if p and p.endswith(".parquet"):
+                out[p] = st
+    return out
+
+
+def _base_late(table: HudiTable, base, index: Mapping[str, dict], threshold_ms: int) -> bool:
+    """Does this base file hold a record with event time after the threshold? (exact split)"""
+    st = index.get(base.path) or {}
+    if st.get("maxEventTime") is not None:
+        return int(st["maxEventTime"]) > threshold_ms
+    et = table.config.event_time_field
+    if not et:
+        return False
+    import pyarrow.parquet as pq
+
+    with table.storage.open(base.path) as f:
+        pf = pq.ParquetFile(f)
+        if et not in pf.schema_arrow.names:
+            return False
+        col = pf.read(columns=[et]).column(et)
+    mx = pc.max(event_time_millis(col)).as_py()
+    return mx is not None and mx > threshold_ms
+
+
 # ------------------------------------------------------------------ execution
 @dataclass(frozen=True)
 class CompactTask:
@@ -209,6 +303,7 @@ class CompactTask:
     task_index: int
     link_mode: str
     schema_json: str
+    split_threshold_ms: int | None = None  # exact split: records after it go to slice C's split log
 
 
 def compact_task(t: CompactTask) -> list[dict]:
@@ -219,6 +314,10 @@ def compact_task(t: CompactTask) -> list[dict]:
     spec = SliceReadSpec(op.partition, op.file_id, op.path(op.base_file) if op.base_file else None,
                          tuple(op.path(n) for n in op.compact_logs))
     merged = table.read_slice(spec)
+    et = table.config.event_time_field
+    late = None
+    if t.split_threshold_ms is not None and et and et in merged.column_names and merged.num_rows:
+        merged, late = _split_at_threshold(table, spec, merged, et, t.split_threshold_ms)
     name = f"{op.file_id}_{t.task_index}-2-0_{t.instant}.parquet"
     merged = merged.set_column(merged.schema.get_field_index(FILE_NAME), FILE_NAME,
                                pa.array([name] * merged.num_rows, pa.string()))
@@ -243,6 +342,8 @@ def compact_task(t: CompactTask) -> list[dict]:
         st.update(totalLogFilesCompacted=len(op.compact_logs), totalLogSizeCompacted=log_bytes)
         st["runtimeStats"]["totalUpsertTime"] = int((time.monotonic() - t0) * 1000)
         stats.append(st)
+    if late is not None and late.num_rows:
+        stats.append(_write_split_log(t, table, late, name))
     for lk in op.links:
         link_rel, target_rel = op.path(lk.link), op.path(lk.target)
         if not t.storage.exists(link_rel):
@@ -257,6 +358,57 @@ def compact_task(t: CompactTask) -> list[dict]:
                         extra={"hoodieEtcLinkTarget": target_rel, "hoodieEtcLinkMode": t.link_mode})
         stats.append(st)
     return stats
+
+
+def _split_at_threshold(table: HudiTable, spec: SliceReadSpec, merged: pa.Table, et: str, threshold_ms: int):
+    """Exact split of one merged slice: (rows for the base file, rows for the split log).
+
+    Keys whose merged record has event time > threshold go, as merged, to the split log; the
+    base file gets instead their latest version with event time ≤ threshold, i.e. the merge of
+    only those records (deletes still apply), if any. The split log precedes the remaining logs
+    in slice C and its records win over the base (later log; ordering ≥ any earlier version),
+    so the snapshot is unchanged while the base holds nothing after the threshold.
+    """
+    et_ms = event_time_millis(merged.column(et))
+    is_late = pc.fill_null(pc.greater(et_ms, pa.scalar(threshold_ms, pa.int64())), False)
+    if not pc.any(is_late).as_py():
+        return merged, None
+    late = merged.filter(is_late)
+    keep = merged.filter(pc.invert(is_late))
+
+    def log_ok(rec: dict) -> bool:
+        ms = event_time_value_millis(rec.get(et))
+        return ms is None or ms <= threshold_ms
+
+    def base_ok(base: pa.Table) -> pa.Table:
+        if et not in base.column_names:
+            return base
+        ms = event_time_millis(base.column(et))
+        return base.filter(pc.fill_null(pc.less_equal(ms, pa.scalar(threshold_ms, pa.int64())), True))
+
+    earlier = table.read_slice(spec, log_record_filter=log_ok, base_filter=base_ok)
+    earlier = earlier.filter(pc.fill_null(pc.is_in(earlier.column(RECORD_KEY), value_set=late.column(RECORD_KEY)), False))
+    return pa.concat_tables([keep, earlier.select(keep.column_names).cast(keep.schema)]), late
+
+
+def _write_split_log(t: CompactTask, table: HudiTable, late: pa.Table, base_name: str) -> dict:
+    op = t.op
+    name = split_log_name(op, t.instant)
+    rel = op.path(name)
+    late = late.set_column(late.schema.get_field_index(FILE_NAME), FILE_NAME,
+                           pa.array([op.file_id] * late.num_rows, pa.string()))
+    data = lf.encode_data_block(t.instant, t.schema_json, late.to_pylist())
+    try:
+        t.storage.create_if_absent(rel, data)
+    except InstantExistsError:
+        if t.storage.read_bytes(rel) != data:
+            raise
+    et = table.config.event_time_field
+    mm = pc.min_max(event_time_millis(late.column(et)))
+    return write_stat(file_id=op.file_id, path=rel, partition_path=op.partition, prev_commit=t.instant,
+                      num_writes=late.num_rows, file_size=len(data), base_file=base_name, log_files=[name],
+                      log_version=SPLIT_LOG_VERSION, min_event_time=mm["min"].as_py(), max_event_time=mm["max"].as_py(),
+                      extra={"hoodieEtcSplitLog": True})
 
 
 def execute(path: str | Storage, *, instant: str | None = None, engine=None,
@@ -286,33 +438,81 @@ def execute(path: str | Storage, *, instant: str | None = None, engine=None,
     storage.create_if_absent(inflight.path(), b"")
     mode = plan.extra.get(K_LINK_MODE, "copy")
     schema_json = json.dumps(table.avro_schema_with_meta, separators=(",", ":"))
-    tasks = [CompactTask(storage, instant, op, i, mode, schema_json) for i, op in enumerate(plan.operations)]
+    split_ms = int(plan.extra[K_THRESHOLD_MS]) if is_exact_split(plan) and K_THRESHOLD_MS in plan.extra else None
+    tasks = [CompactTask(storage, instant, op, i, mode, schema_json, split_ms) for i, op in enumerate(plan.operations)]
     results = (engine or LocalEngine()).map(compact_task, tasks)
     p2s: dict[str, list[dict]] = {}
     for stats in results:
         for st in stats:
             p2s.setdefault(st["partitionPath"], []).append(st)
     links = [{"link": op.path(lk.link), "target": op.path(lk.target)} for op in plan.operations for lk in op.links]
+    all_stats = [st for stats in results for st in stats]
+    index = log_stats_index(table)
+    for st in all_stats:  # a re-exposed log keeps its target's event range (the next plan needs it)
+        src = index.get(st.get("hoodieEtcLinkTarget") or "") or {}
+        if src.get("minEventTime") is not None:
+            st["minEventTime"], st["maxEventTime"] = src["minEventTime"], src.get("maxEventTime")
+    links += [{"link": st["path"], "target": None, "kind": "split"} for st in all_stats if st.get("hoodieEtcSplitLog")]
     extra = {k: v for k, v in plan.extra.items() if k.startswith("hoodie.etc.")}
     extra[K_LINKS] = json.dumps(links)
-    extra["hoodie.etc.execution.seconds"] = f"{time.monotonic() - t0:.3f}"
+    extra.update(_execution_figures(table, plan, all_stats))
+    extra[K_EXECUTION] = f"{time.monotonic() - t0:.3f}"
     meta = commit_metadata(p2s, operation="COMPACT", schema=json.dumps(table.avro_schema, separators=(",", ":")),
                            compacted=True, extra_metadata=extra)
     storage.create_if_absent(inflight.path(State.COMPLETED), dump_commit_metadata(meta))
     return {"instant": instant, "status": "completed", **_metrics(meta)}
 
 
+def _execution_figures(table: HudiTable, plan: CompactionPlan, stats: list[dict]) -> dict[str, str]:
+    """What the commit records for metrics and the report (extra metadata is string → string)."""
+    index = log_stats_index(table)
+    remaining = [op.path(lk.target) for op in plan.operations for lk in op.links]
+    los = []
+    for rel in remaining:
+        st = index.get(rel) or {}
+        if st.get("minEventTime") is not None:
+            los.append(int(st["minEventTime"]))
+    split = [s for s in stats if s.get("hoodieEtcSplitLog")]
+    los += [int(s["minEventTime"]) for s in split if s.get("minEventTime") is not None]
+    return {
+        K_COMPACTED_LOGS: str(sum(len(op.compact_logs) for op in plan.operations)),
+        K_COMPACTED_BYTES: str(sum(s.get("totalLogSizeCompacted", 0) for s in stats)),
+        K_REMAINING_FILES: str(len(remaining) + len(split)),
+        K_REMAINING_BYTES: str(sum(s.get("fileSizeInBytes", 0) for s in split)
+                               + sum(table.storage.size(r) for r in remaining)),
+        K_REMAINING_MIN_ET: str(min(los)) if los else "",
+        K_LINK_BYTES: str(sum(s.get("fileSizeInBytes", 0) for s in stats if "hoodieEtcLinkTarget" in s)),
+        K_SPLIT_RECORDS: str(sum(s.get("numWrites", 0) for s in split)),
+    }
+
+
 def _metrics(meta: Mapping) -> dict:
     extra = meta.get("extraMetadata") or {}
     stats = [s for v in (meta.get("partitionToWriteStats") or {}).values() for s in v]
+
+    def num(key: str, cast=int):
+        v = extra.get(key)
+        return cast(v) if v not in (None, "") else None
+
+    th = num(K_THRESHOLD_MS)
     return {
         "threshold": extra.get(K_THRESHOLD),
-        "threshold_ms": int(extra[K_THRESHOLD_MS]) if K_THRESHOLD_MS in extra else None,
+        "threshold_ms": th,
+        "exact_split": extra.get(K_EXACT_SPLIT) == "true",
+        "link_mode": extra.get(K_LINK_MODE),
+        "event_time_source": extra.get(K_SOURCE),
         "base_files_written": sum(1 for s in stats if s.get("path", "").endswith(".parquet")),
         "logs_compacted": sum(s.get("totalLogFilesCompacted", 0) for s in stats),
+        "logs_compacted_bytes": num(K_COMPACTED_BYTES),
         "logs_remaining": sum(1 for s in stats if "hoodieEtcLinkTarget" in s),
+        "split_log_records": num(K_SPLIT_RECORDS) or 0,
+        "remaining_log_files": num(K_REMAINING_FILES),
+        "remaining_log_bytes": num(K_REMAINING_BYTES),
+        "remaining_min_event_time_ms": num(K_REMAINING_MIN_ET),
+        "remaining_min_event_time": iso_ms(num(K_REMAINING_MIN_ET)),
         "link_bytes_written": sum(s.get("fileSizeInBytes", 0) for s in stats if "hoodieEtcLinkTarget" in s),
-        "execution_seconds": float(extra.get("hoodie.etc.execution.seconds", 0)),
+        "planning_seconds": num(K_PLANNING, float),
+        "execution_seconds": num(K_EXECUTION, float) or 0.0,
     }
 
 
@@ -331,8 +531,8 @@ def rollback(path: str | Storage, *, instant: str, storage_options: Mapping[str,
         for f in storage.list(op.partition):
             if f.name.startswith(op.file_id + "_") and f.name.endswith(f"_{instant}.parquet"):
                 removed += storage.delete(f.path)
-        for lk in op.links:
-            removed += storage.delete(op.path(lk.link))
+        for rel in plan_outputs(plan, op):
+            removed += storage.delete(rel)
     storage.delete(Instant(instant, Action.COMPACTION, State.INFLIGHT).path())
     return {"instant": instant, "status": "requested", "files_removed": removed}
 

@@ -177,9 +177,16 @@ def queue_blocks(
 
 
 def scan_log_blocks(
-    blocks: Iterable[lf.LogBlock], precombine_field: str | None, stats: ScanStats | None = None
+    blocks: Iterable[lf.LogBlock],
+    precombine_field: str | None,
+    stats: ScanStats | None = None,
+    record_filter: Callable[[dict], bool] | None = None,
 ) -> LogScan:
-    """Fold queued blocks into one entry per key (log-against-log rules)."""
+    """Fold queued blocks into one entry per key (log-against-log rules).
+
+    ``record_filter``: data records it rejects are left out as if never written (deletes are
+    always applied); exact-split compaction uses it to merge only records up to a threshold.
+    """
     scan = LogScan(stats=stats or ScanStats())
     entries = scan.entries
     otype_cache: dict[str, str | None] = {}
@@ -210,7 +217,7 @@ def scan_log_blocks(
         otype = otype_cache[schema_json]
         for rec in _block_records(b):
             key = rec.get(RECORD_KEY)
-            if key is None:
+            if key is None or (record_filter is not None and not record_filter(rec)):
                 continue
             scan.stats.log_records += 1
             o = rec.get(precombine_field) if precombine_field else None

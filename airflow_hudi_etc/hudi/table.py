@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -160,14 +160,20 @@ class HudiTable:
         end: str | None = None,
         schema: pa.Schema | None = None,
         stats: ScanStats | None = None,
+        log_record_filter: Callable[[dict], bool] | None = None,
+        base_filter: Callable[[pa.Table], pa.Table] | None = None,
     ) -> pa.Table:
+        """Merged records of one file slice. ``log_record_filter`` / ``base_filter`` leave
+        records out of the merge as if never written (deletes still apply)."""
         schema = schema or self.arrow_schema
         base_path = s.base_path if isinstance(s, SliceReadSpec) else (s.base_file.path if s.base_file else None)
         log_paths = s.log_paths if isinstance(s, SliceReadSpec) else tuple(s.log_paths)
         base = self._read_base(base_path) if base_path else None
+        if base is not None and base_filter is not None:
+            base = base_filter(base)
         if read_optimized or not log_paths:
             return merge_with_base(base, LogScan(), schema, precombine_field=None, event_time_ordering=False)
-        scan = self.scan_logs(log_paths, self._filter(as_of, start, end), stats)
+        scan = self.scan_logs(log_paths, self._filter(as_of, start, end), stats, log_record_filter)
         return merge_with_base(
             base,
             scan,
@@ -176,11 +182,12 @@ class HudiTable:
             event_time_ordering=self.config.event_time_ordering,
         )
 
-    def scan_logs(self, log_paths: Iterable[str], accept: ReadFilter, stats: ScanStats | None = None) -> LogScan:
+    def scan_logs(self, log_paths: Iterable[str], accept: ReadFilter, stats: ScanStats | None = None,
+                  record_filter: Callable[[dict], bool] | None = None) -> LogScan:
         files = [(p, self.storage.read_bytes(p)) for p in log_paths]
         stats = stats if stats is not None else ScanStats()
         blocks = queue_blocks(files, accept, stats)
-        return scan_log_blocks(blocks, self.config.precombine_field, stats)
+        return scan_log_blocks(blocks, self.config.precombine_field, stats, record_filter)
 
     def _read_base(self, rel: str) -> pa.Table:
         if self.storage.is_local:
