@@ -87,6 +87,20 @@ def test_partial_compaction_keeps_snapshot_and_guarantees_ro(tmp_path, seed):
     assert {r["key"]: r["value"] for r in ours.to_pylist()} == {k: v["value"] for k, v in after.items()}
     links = [p for p in path.rglob(".*.log.*") if p.is_symlink()]
     assert (len(links) > 0) == (link_mode == "symlink" and out["logs_remaining"] > 0)
+    assert_updates_after_compaction_find_their_file_group(path, model)
+
+
+def assert_updates_after_compaction_find_their_file_group(path, model):
+    """Every live key updated after the compaction: no duplicate may appear (bloom tagging sees it)."""
+    snap = model.snapshot()
+    rows = [{**{c: v[c] for c in DATA_COLS}, "ts": v["ts"] + 1_000_000, "note": "after"} for v in snap.values()]
+    if rows:
+        write_batch(str(path), _batch(rows))
+        model.upsert(rows, "key")
+    t = hudi_rs_read(path)
+    keys = t.column("key").to_pylist() if t.num_rows else []
+    assert len(keys) == len(set(keys)), "duplicate keys after an update following the compaction"
+    assert snapshot_by_key(path) == {k: {c: v[c] for c in DATA_COLS} for k, v in model.snapshot().items()}
 
 
 def test_trigger_refusals(tmp_path):
@@ -177,6 +191,10 @@ def test_exact_split_ro_holds_exactly_the_records_up_to_the_threshold(tmp_path, 
     assert ro == expected_exact_ro(history, threshold)
     # late keys whose latest record sits in a compacted log were split off; the rest are in remaining logs
     assert out["split_log_records"] <= sum(1 for r in snap.values() if r["event_time"] > threshold)
+    # keys living only in the split log or remaining logs are still found by the next writer
+    probe = dict(model.snapshot())
+    t = hudi_rs_read(path)
+    assert t.num_rows == len(probe)
     # the next compaction moves the threshold on and brings the split-off records in
     later = t0 + 100 * 3_600_000
     res2 = schedule(str(path), data_latency="1h", compaction_time=iso(later + 3_600_000), link_mode=link_mode,
@@ -185,3 +203,4 @@ def test_exact_split_ro_holds_exactly_the_records_up_to_the_threshold(tmp_path, 
     execute(str(path))
     assert snapshot_by_key(path) == snap
     assert snapshot_by_key(path, ro=True) == expected_exact_ro(history, later)
+    assert_updates_after_compaction_find_their_file_group(path, model)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import posixpath
 import re
 import time
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ import pyarrow.compute as pc
 from ..hudi.errors import InstantExistsError, InvalidInputError, InvalidTimelineError
 from ..hudi.schema import FILE_NAME, RECORD_KEY, event_time_millis, event_time_value_millis
 from ..hudi.stats import iso_ms, log_event_range, log_stats_index, pending_clustering
-from ..hudi.storage import Storage
+from ..hudi.storage import Storage, safe_relpath
 from ..hudi.table import HudiTable, SliceReadSpec
 from ..hudi.timeline import (
     AUX_DIR,
@@ -124,6 +125,24 @@ def is_exact_split(plan: CompactionPlan) -> bool:
 
 def split_log_name(op: Operation, instant: str) -> str:
     return lf.format_log_file_name(op.file_id, instant, SPLIT_LOG_VERSION, LINK_TOKEN)
+
+
+def link_target(storage: Storage, rel: str) -> str | None:
+    """Table-relative path a symlink points at (one hop), or None for a regular file."""
+    t = storage.readlink(rel)
+    if t is None:
+        return None
+    return safe_relpath(posixpath.normpath(posixpath.join(posixpath.dirname(rel), t)))
+
+
+def final_target(storage: Storage, rel: str, max_hops: int = 64) -> str:
+    """Follow a chain of symlinks to the regular file at its end (table-relative)."""
+    for _ in range(max_hops):
+        nxt = link_target(storage, rel)
+        if nxt is None:
+            return rel
+        rel = nxt
+    raise InvalidTimelineError(f"symlink chain too long at {rel}")
 
 
 def plan_outputs(plan: CompactionPlan, op: Operation) -> list[str]:
@@ -318,6 +337,10 @@ def compact_task(t: CompactTask) -> list[dict]:
     late = None
     if t.split_threshold_ms is not None and et and et in merged.column_names and merged.num_rows:
         merged, late = _split_at_threshold(table, spec, merged, et, t.split_threshold_ms)
+    elif t.split_threshold_ms is None:
+        later = tuple(op.path(lk.target) for lk in op.links) + _writer_logs_in_slice(t.storage, op, t.instant)
+        if later:
+            merged = _with_log_only_keys(table, spec, merged, later)
     name = f"{op.file_id}_{t.task_index}-2-0_{t.instant}.parquet"
     merged = merged.set_column(merged.schema.get_field_index(FILE_NAME), FILE_NAME,
                                pa.array([name] * merged.num_rows, pa.string()))
@@ -347,8 +370,8 @@ def compact_task(t: CompactTask) -> list[dict]:
     for lk in op.links:
         link_rel, target_rel = op.path(lk.link), op.path(lk.target)
         if not t.storage.exists(link_rel):
-            if t.link_mode == "symlink":
-                t.storage.symlink(target_rel, link_rel)
+            if t.link_mode == "symlink":  # straight to the real file: no chains for the cleaner to follow
+                t.storage.symlink(final_target(t.storage, target_rel), link_rel)
             else:
                 t.storage.copy(target_rel, link_rel)
         size = t.storage.size(link_rel)
@@ -358,6 +381,36 @@ def compact_task(t: CompactTask) -> list[dict]:
                         extra={"hoodieEtcLinkTarget": target_rel, "hoodieEtcLinkMode": t.link_mode})
         stats.append(st)
     return stats
+
+
+def _writer_logs_in_slice(storage: Storage, op: Operation, instant: str) -> tuple[str, ...]:
+    """Logs writers put into slice C while the plan was pending (after the reserved versions)."""
+    reserved = {lk.link for lk in op.links} | {split_log_name(op, instant)}
+    out = []
+    for f in storage.list(op.partition):
+        p = lf.parse_log_file_name(f.name)
+        if p is not None and p.file_id == op.file_id and p.base_instant == instant and f.name not in reserved:
+            out.append((lf.log_file_sort_key(f.name), op.path(f.name)))
+    return tuple(rel for _, rel in sorted(out))
+
+
+def _with_log_only_keys(table: HudiTable, spec: SliceReadSpec, merged: pa.Table, remaining: tuple[str, ...]) -> pa.Table:
+    """Keep every live key of the group in the new base file.
+
+    Writers with Hudi's bloom or simple index look keys up in base files only. A key the
+    compacted prefix deleted and a remaining log re-inserted would live in a log alone, and
+    the next upsert of it would start a duplicate in another file group. Such keys go into the
+    base with their fully merged record: the remaining logs, re-applied on top, yield that same
+    record, so the snapshot is unchanged, and RO only gets fresher.
+    """
+    full = table.read_slice(SliceReadSpec(spec.partition, spec.file_id, spec.base_path, spec.log_paths + remaining))
+    if not full.num_rows:
+        return merged
+    have = merged.column(RECORD_KEY)
+    missing = full.filter(pc.invert(pc.fill_null(pc.is_in(full.column(RECORD_KEY), value_set=have), False)))
+    if not missing.num_rows:
+        return merged
+    return pa.concat_tables([merged, missing.select(merged.column_names).cast(merged.schema)])
 
 
 def _split_at_threshold(table: HudiTable, spec: SliceReadSpec, merged: pa.Table, et: str, threshold_ms: int):

@@ -278,11 +278,42 @@ class TagTask:
     partition: str
     file_id: str
     keys: tuple[str, ...]
+    log_paths: tuple[str, ...] = ()  # a task over log files instead of the base file
+
+
+def _log_tag_tasks(table: HudiTable, view: FileSystemView, by_part: Mapping[str, list[str]]) -> list["TagTask"]:
+    """Tag tasks over the logs of latest slices written by an exact-split compaction."""
+    exact = set()
+    for inst in table.timeline.completed_compactions:
+        extra = table.commit_metadata(inst).get("extraMetadata") or {}
+        if str(extra.get("hoodie.etc.exact.split", "")).lower() == "true":
+            exact.add(inst.timestamp)
+    if not exact:
+        return []
+    return [
+        TagTask(table.storage, "", s.partition, s.file_id, tuple(by_part[s.partition]), tuple(s.log_paths))
+        for s in view.latest_slices()
+        if s.base_instant in exact and s.log_files and s.partition in by_part
+    ]
 
 
 def tag_task(t: TagTask) -> tuple[str, str, list[str]]:
-    """Keys of ``t.keys`` present in the base file (range + bloom, then the file's own keys)."""
+    """Keys of ``t.keys`` present in the base file (range + bloom, then the file's own keys),
+    or, for a task over log files, present in their data or delete blocks."""
     st = t.storage
+    if t.log_paths:
+        seen: set[str] = set()
+        for rel in t.log_paths:
+            for b in lf.read_blocks(st.read_bytes(rel)):
+                if isinstance(b, lf.CorruptBlock):
+                    continue
+                if b.block_type == lf.BlockType.DELETE:
+                    seen.update(d.record_key for d in lf.decode_delete_records(b.content))
+                elif b.block_type == lf.BlockType.AVRO_DATA:
+                    seen.update(r.get(RECORD_KEY) for r in lf.decode_avro_records(b.content, b.schema_json))
+                elif b.block_type == lf.BlockType.PARQUET_DATA:
+                    seen.update(lf.decode_parquet_content(b.content).column(RECORD_KEY).to_pylist())
+        return (t.partition, t.file_id, [k for k in t.keys if k in seen])
     if st.is_local:
         pf = pq.ParquetFile(st.full(t.base_path))
     else:
@@ -568,6 +599,9 @@ def write_batch(
             if s.base_file is None or s.partition not in by_part:
                 continue
             tag_tasks.append(TagTask(storage, s.base_file.path, s.partition, s.file_id, tuple(by_part[s.partition])))
+        # slices cut by an exact-split compaction keep some live keys in logs only (records after
+        # the threshold): look those logs up too, or an update would start a duplicate
+        tag_tasks += _log_tag_tasks(table, view, by_part)
         located: dict[tuple[str, str], str] = {}
         for part, fid, found in engine.map(tag_task, tag_tasks):
             for k in found:
