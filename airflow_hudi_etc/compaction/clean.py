@@ -1,0 +1,130 @@
+"""Clean: delete file slices no query of the last N commits needs (Hudi's KEEP_LATEST_COMMITS).
+
+Per file group the latest slice always stays; an older slice goes when the slice after it
+already existed at the earliest retained commit (so time travel to any retained commit still
+finds its slice). Groups in a pending compaction plan are left alone.
+
+Partial compaction adds one rule: a log that a *retained* slice re-exposes through a symlink
+(directly or through a chain of links) is never deleted, even when its own slice goes. Copies
+are ordinary files and are cleaned like any other.
+
+The clean is recorded as Hudi does it: ``<T>.clean.requested`` (HoodieCleanerPlan, the files
+to delete), ``<T>.clean.inflight``, the deletions, then ``<T>.clean`` (HoodieCleanMetadata).
+A crashed clean is finished by the next ``clean`` call (deleting a missing file is a no-op).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping
+
+from ..hudi import avro_models as am
+from ..hudi.errors import InvalidInputError, InvalidTimelineError
+from ..hudi.storage import Storage, safe_relpath
+from ..hudi.table import HudiTable
+from ..hudi.timeline import Action, Instant, State, next_instant_time
+from .service import final_target, link_target, read_plan
+
+POLICY = "KEEP_LATEST_COMMITS"
+
+
+def plan_clean(table: HudiTable, retain_commits: int) -> tuple[str | None, dict[str, list[str]], str]:
+    """(earliest commit to retain, partition → table-relative files to delete, reason)."""
+    if retain_commits < 1:
+        raise InvalidInputError(f"--retain-commits must be at least 1, got {retain_commits}")
+    tl = table.timeline
+    commits = [i.timestamp for i in tl.completed_writes]
+    if len(commits) <= retain_commits:
+        return None, {}, f"only {len(commits)} completed commits: nothing older than the last {retain_commits}"
+    earliest = commits[-retain_commits]
+    view = table.file_system_view()
+    pending_groups = set(table.pending_compaction_groups())
+    storage = table.storage
+    retained_files: list[str] = []
+    candidates: dict[str, list[str]] = {}
+    for (part, fid), g in sorted(view.groups.items()):
+        slices = [s for s in g.slices() if tl.is_committed(s.base_instant) or s.base_instant in tl.pending_compaction_times]
+        keep_all = (part, fid) in pending_groups or len(slices) <= 1
+        for i, s in enumerate(slices):
+            files = ([s.base_file.path] if s.base_file else []) + [lg.path for lg in s.log_files]
+            if keep_all or i == len(slices) - 1 or slices[i + 1].base_instant > earliest:
+                retained_files += files
+            else:
+                candidates.setdefault(part, []).extend(files)
+    # never delete what a retained slice still reads through a link (or a chain of links)
+    protected: set[str] = set()
+    for rel in retained_files:
+        cur = rel
+        for _ in range(64):
+            nxt = link_target(storage, cur)
+            if nxt is None:
+                break
+            protected.add(nxt)
+            cur = nxt
+    out = {p: [f for f in fs if f not in protected] for p, fs in candidates.items()}
+    out = {p: fs for p, fs in out.items() if fs}
+    if not out:
+        return earliest, {}, "no file slice is old enough"
+    return earliest, out, "cleaned"
+
+
+def clean(path: str | Storage, *, retain_commits: int = 10, storage_options: Mapping[str, Any] | None = None) -> dict:
+    t0 = time.monotonic()
+    storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
+    table = HudiTable.load(storage)
+    tl = table.timeline
+    # finish a clean an earlier run left pending (its plan says what to delete)
+    for inst in tl.filter(actions={Action.CLEAN}):
+        if inst.is_pending:
+            return _execute(storage, table, inst.timestamp, am.read_avro_metadata(
+                storage.read_bytes(inst.path(State.REQUESTED)), am.CLEANER_PLAN), t0, resumed=True)
+    earliest, files, reason = plan_clean(table, retain_commits)
+    if not files:
+        return {"instant": None, "status": "nothing to clean", "reason": reason, "files_deleted": 0,
+                "earliest_commit_to_retain": earliest}
+    instant = next_instant_time(tl)
+    earliest_action = next(i.action.value for i in tl.completed_writes if i.timestamp == earliest)
+    last = tl.last_completed_write
+    plan = am.cleaner_plan(
+        (earliest, "commit" if earliest_action == "compaction" else earliest_action),
+        POLICY,
+        {p: [storage.uri(f) for f in fs] for p, fs in files.items()},
+        last_completed_commit_timestamp=last.timestamp if last else "",
+        extra_metadata={"hoodie.etc.retain.commits": str(retain_commits)},
+    )
+    data = am.write_avro_metadata(am.CLEANER_PLAN, plan)
+    storage.create_if_absent(Instant(instant, Action.CLEAN, State.REQUESTED).path(), data)
+    return _execute(storage, HudiTable.load(storage), instant, plan, t0, resumed=False)
+
+
+def _execute(storage: Storage, table: HudiTable, instant: str, plan: Mapping, t0: float, *, resumed: bool) -> dict:
+    inflight = Instant(instant, Action.CLEAN, State.INFLIGHT)
+    if not storage.exists(inflight.path()):
+        storage.create_if_absent(inflight.path(), storage.read_bytes(inflight.path(State.REQUESTED)))
+    parts: dict[str, dict] = {}
+    deleted = 0
+    base = storage.base_uri.rstrip("/") + "/"
+    for part, infos in (plan.get("filePathsToBeDeletedPerPartition") or {}).items():
+        ok = []
+        for info in infos:
+            uri = info["filePath"]
+            if not uri.startswith(base):
+                raise InvalidTimelineError(f"clean plan {instant} names a file outside the table: {uri}")
+            rel = safe_relpath(uri[len(base):])
+            storage.delete(rel)  # missing (already deleted by a crashed run) is fine
+            ok.append(uri)
+            deleted += 1
+        parts[part] = {"partitionPath": part, "policy": POLICY, "successDeleteFiles": ok, "failedDeleteFiles": []}
+    eitr = plan.get("earliestInstantToRetain") or {}
+    meta = am.clean_metadata(instant, eitr.get("timestamp"), parts, int((time.monotonic() - t0) * 1000),
+                             last_completed_commit_timestamp=plan.get("lastCompletedCommitTimestamp") or "",
+                             extra_metadata=plan.get("extraMetadata") or {}, policy=POLICY)
+    done = inflight.path(State.COMPLETED)
+    if not storage.exists(done):
+        storage.create_if_absent(done, am.write_avro_metadata(am.CLEAN_METADATA, meta))
+    return {"instant": instant, "status": "resumed and completed" if resumed else "completed",
+            "files_deleted": deleted, "earliest_commit_to_retain": eitr.get("timestamp"),
+            "partitions": sorted(parts)}
+
+
+__all__ = ["clean", "plan_clean", "link_target", "final_target", "read_plan"]
