@@ -163,8 +163,9 @@ class Storage:
             return os.stat(p).st_size
         return int(self.fs.size(p))
 
-    def list(self, rel_dir: str = "") -> list[FileInfo]:
-        """Files (not directories) directly inside a table folder; missing folder → []."""
+    def list(self, rel_dir: str = "", *, include_temp: bool = False) -> list[FileInfo]:
+        """Files (not directories) directly inside a table folder; missing folder → [].
+        Temp files of writes in progress are left out unless ``include_temp``."""
         rel_dir = safe_relpath(rel_dir)
         p = self.full(rel_dir)
         out: list[FileInfo] = []
@@ -175,7 +176,7 @@ class Storage:
                 return []
             with it:
                 for e in it:
-                    if e.name.startswith(_TMP_PREFIX):
+                    if e.name.startswith(_TMP_PREFIX) and not include_temp:
                         continue
                     try:
                         if e.is_dir(follow_symlinks=False):
@@ -197,7 +198,7 @@ class Storage:
             if d.get("type") == "directory":
                 continue
             name = posixpath.basename(d["name"].rstrip("/"))
-            if name.startswith(_TMP_PREFIX):
+            if name.startswith(_TMP_PREFIX) and not include_temp:
                 continue
             out.append(FileInfo(posixpath.join(rel_dir, name) if rel_dir else name, int(d.get("size") or 0)))
         return out
