@@ -186,3 +186,41 @@ def test_spark_submit_engine_writes_what_hudi_rs_reads(table, tmp_path, capsys):
     assert out["engine"] == "spark" and out["updates"] == 1 and out["inserts"] == 1
     snap = {r["id"]: r["v"] for r in hudi_rs_read(table).to_pylist()}
     assert snap == {"a": 3.5, "b": 2.5, "n": 4.5}
+
+
+def test_compaction_cli_contract_with_execute_through_spark_submit(table, tmp_path, capsys):
+    """schedule → show-plan → execute --engine spark (real spark-submit) → status → validate → clean."""
+    (tmp_path / "late.jsonl").write_text(
+        '{"id":"a","ts":5,"et":1699990000000,"v":7.5,"city":"x"}\n'   # late: before the threshold
+        '{"id":"b","ts":5,"et":1700100000000,"v":8.5,"city":"y"}\n'   # after the threshold
+    )
+    rc, _ = run_cli(capsys, "write", "--path", table, "--input", tmp_path / "late.jsonl")
+    assert rc == 0
+    rc, plan = run_cli(capsys, "schedule", "--path", table, "--data-latency", "PT1H",
+                       "--compaction-time", "2023-11-14T23:00:00Z", "--link-mode", "copy", "--exact-split")
+    assert rc == 0 and plan["instant"] and plan["threshold"] == "2023-11-14T22:00:00.000Z", plan
+    rc, shown = run_cli(capsys, "show-plan", "--path", table, "--instant", plan["instant"])
+    assert shown["state"] == "requested" and shown["extra_metadata"]["hoodie.etc.exact.split"] == "true"
+    assert {op["partition"] for op in shown["operations"]} == {"city=x", "city=y"} or \
+        {op["partition"] for op in shown["operations"]} == {"x", "y"}
+    rc, out = run_cli(capsys, "execute", "--path", table, "--engine", "spark")
+    assert rc == 0, out
+    assert out["engine"] == "spark" and out["status"] == "completed" and out["instant"] == plan["instant"]
+    # y's slice: its base holds b's first version, after the threshold → split log; b's update
+    # (also after it) stays in its log, re-exposed by copy
+    assert out["split_log_records"] == 1 and out["logs_remaining"] == 1
+    ro = {r["id"]: r["v"] for r in hudi_rs_read(table, read_optimized=True).to_pylist()}
+    assert ro == {"a": 7.5}  # b's versions (22:13:20.5Z and later) are both after the threshold
+    assert {r["id"]: r["v"] for r in hudi_rs_read(table).to_pylist()} == {"a": 7.5, "b": 8.5}
+    rc, st = run_cli(capsys, "status", "--path", table, "--json")
+    assert st["threshold"] == "2023-11-14T22:00:00.000Z" and st["last_compaction_instant"] == plan["instant"]
+    assert st["remaining_log_files"] == 2 and st["pending_compactions"] == []  # split log + copy
+    assert st["min_event_time_ms"] == 1700000000500  # b's first version, now in the split log
+    rc, v = run_cli(capsys, "validate", "--path", table)
+    assert v["ok"], v
+    rc, c = run_cli(capsys, "clean", "--path", table, "--retain-commits", "1")
+    assert rc == 0 and c["status"] == "completed"
+    assert {r["id"]: r["v"] for r in hudi_rs_read(table).to_pylist()} == {"a": 7.5, "b": 8.5}
+    rc, again = run_cli(capsys, "schedule", "--path", table, "--data-latency", "1h",
+                        "--compaction-time", "2023-11-14T23:00:00Z")
+    assert again["instant"] is None and "not past the last compacted threshold" in again["reason"]
