@@ -111,7 +111,8 @@ def cmd_schedule(a) -> dict:
     from .compaction.service import schedule
 
     return schedule(a.path, data_latency=a.data_latency, compaction_time=a.compaction_time,
-                    link_mode=a.link_mode, exact_split=a.exact_split, engine=_engine(a)).as_dict()
+                    link_mode=a.link_mode, exact_split=a.exact_split, event_time_field=a.event_time_field,
+                    engine=_engine(a)).as_dict()
 
 
 def cmd_execute(a) -> dict:
@@ -216,6 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--link-mode", default="auto", choices=["auto", "copy", "symlink"])
     s.add_argument("--exact-split", action="store_true",
                    help="records after the threshold stay out of the base file (RO holds exactly <= threshold)")
+    s.add_argument("--event-time-field", help="event-time column, for tables whose properties name none")
     _engine_arg(s)
     s.set_defaults(fn=cmd_schedule)
 

@@ -265,3 +265,33 @@ def test_execute_on_the_spark_engine(tmp_path, spark, seed, exact):
         assert snapshot_by_key(path, ro=True) == expected_exact_ro(history, res.threshold_ms)
     else:
         check_ro_guarantee(path, history, res.threshold_ms, before)
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_java_written_table_compacts_through_the_scan_fallback(fixture_copy, exact):
+    """Hudi-Java wrote this table with no event-time write stats: event times come from scanning
+    the log blocks' ``ts`` column; hudi-rs reads the same snapshot after the compaction."""
+    from oracle import assert_same_rows
+
+    path = fixture_copy("v6_trips_8i1u")
+    before = hudi_rs_read(path)
+    log_min = 1695046462179  # the only log's record (fixture README / scan)
+    no = schedule(str(path), data_latency="0s", compaction_time=iso(log_min - 1), event_time_field="ts")
+    assert no.instant is None and no.reason == "no log file qualifies"
+    threshold = 1695300000000  # between the log record and the newest base record
+    res = schedule(str(path), data_latency="1h", compaction_time=iso(threshold + 3_600_000), event_time_field="ts",
+                   link_mode="copy", exact_split=exact)
+    assert res.instant and res.threshold_ms == threshold
+    plan = __import__("airflow_hudi_etc.compaction.service", fromlist=["show_plan"]).show_plan(str(path), instant=res.instant)
+    assert plan["extra_metadata"]["hoodie.etc.event.time.source"].startswith("scan")
+    assert plan["extra_metadata"]["hoodie.etc.event.time.field"] == "ts"
+    out = execute(str(path))
+    assert out["status"] == "completed"
+    # every value the same, the file name meta field aside (a compaction rewrites it, as Java's does)
+    assert_same_rows(hudi_rs_read(path), before, columns=[c for c in before.column_names if c != "_hoodie_file_name"])
+    ro = hudi_rs_read(path, read_optimized=True)
+    ts = sorted(ro.column("ts").to_pylist())
+    if exact:
+        assert ts == sorted(t for t in before.column("ts").to_pylist() if t <= threshold)
+    else:
+        assert ts == sorted(before.column("ts").to_pylist())  # every record's slice was compacted

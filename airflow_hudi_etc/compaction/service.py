@@ -70,6 +70,7 @@ K_LINK_MODE = "hoodie.etc.link.mode"
 K_SOURCE = "hoodie.etc.event.time.source"
 K_LINKS = "hoodie.etc.link.operations"
 K_EXACT_SPLIT = "hoodie.etc.exact.split"
+K_ET_FIELD = "hoodie.etc.event.time.field"
 SPLIT_LOG_VERSION = 1  # exact split: slice C's first log holds the merged records after the threshold
 
 
@@ -206,9 +207,13 @@ def schedule(
     link_mode: str = "auto",
     strategy: str = "event-time",
     exact_split: bool = False,
+    event_time_field: str | None = None,
     engine=None,
     storage_options: Mapping[str, Any] | None = None,
 ) -> ScheduleResult:
+    """Plan an event-time compaction (see the module docstring). ``event_time_field`` names
+    the event-time column for tables whose ``hoodie.properties`` does not (e.g. written by
+    Java): logs without event-time write stats are then scanned for it."""
     t_start = time.monotonic()
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
     if link_mode not in ("auto", "copy", "symlink"):
@@ -220,6 +225,11 @@ def schedule(
     threshold_ms = int((ct - parse_duration(data_latency)).timestamp() * 1000)
     table = HudiTable.load(storage)
     tl = table.timeline
+    et_field = event_time_field or table.config.event_time_field
+    if event_time_field and event_time_field not in {f.name for f in table.arrow_schema}:
+        raise InvalidInputError(f"event-time field {event_time_field!r} is not a column of the table")
+    if exact_split and not et_field:
+        raise InvalidInputError("exact split needs an event-time field (table property or --event-time-field)")
 
     def no(reason: str) -> ScheduleResult:
         return ScheduleResult(None, iso_ms(threshold_ms), threshold_ms, reason)
@@ -238,11 +248,11 @@ def schedule(
             continue
         ranges = {}
         for log in s.log_files:
-            r = log_event_range(table, log, index)
+            r = log_event_range(table, log, index, field=et_field)
             ranges[log.path] = r
             sources.add(r.source)
         sel = strat.select(s, ranges)
-        if sel.is_empty and not (exact_split and s.base_file and _base_late(table, s.base_file, base_index, threshold_ms)):
+        if sel.is_empty and not (exact_split and s.base_file and _base_late(table, s.base_file, base_index, threshold_ms, et_field)):
             continue
         first = SPLIT_LOG_VERSION + 1 if exact_split else 1
         links = tuple(
@@ -267,6 +277,7 @@ def schedule(
         K_LINK_MODE: mode,
         K_SOURCE: "+".join(sorted(sources)),
         K_EXACT_SPLIT: "true" if exact_split else "false",
+        K_ET_FIELD: et_field or "",
     }
     extra[K_PLANNING] = f"{time.monotonic() - t_start:.3f}"
     plan = CompactionPlan(instant, tuple(ops), extra)
@@ -294,12 +305,11 @@ def _base_stats_index(table: HudiTable) -> dict[str, dict]:
     return out
 
 
-def _base_late(table: HudiTable, base, index: Mapping[str, dict], threshold_ms: int) -> bool:
+def _base_late(table: HudiTable, base, index: Mapping[str, dict], threshold_ms: int, et: str | None) -> bool:
     """Does this base file hold a record with event time after the threshold? (exact split)"""
     st = index.get(base.path) or {}
     if st.get("maxEventTime") is not None:
         return int(st["maxEventTime"]) > threshold_ms
-    et = table.config.event_time_field
     if not et:
         return False
     import pyarrow.parquet as pq
@@ -323,6 +333,7 @@ class CompactTask:
     link_mode: str
     schema_json: str
     split_threshold_ms: int | None = None  # exact split: records after it go to slice C's split log
+    event_time_field: str | None = None
 
 
 def compact_task(t: CompactTask) -> list[dict]:
@@ -333,10 +344,12 @@ def compact_task(t: CompactTask) -> list[dict]:
     spec = SliceReadSpec(op.partition, op.file_id, op.path(op.base_file) if op.base_file else None,
                          tuple(op.path(n) for n in op.compact_logs))
     merged = table.read_slice(spec)
-    et = table.config.event_time_field
+    et = t.event_time_field or table.config.event_time_field
     late = None
     if t.split_threshold_ms is not None and et and et in merged.column_names and merged.num_rows:
         merged, late = _split_at_threshold(table, spec, merged, et, t.split_threshold_ms)
+        if late is not None:
+            late = (late, et)
     elif t.split_threshold_ms is None:
         later = tuple(op.path(lk.target) for lk in op.links) + _writer_logs_in_slice(t.storage, op, t.instant)
         if later:
@@ -347,26 +360,24 @@ def compact_task(t: CompactTask) -> list[dict]:
     stats = []
     rel = op.path(name)
     # always a base file, even with no rows left: slice C must shadow the old base for RO reads
-    if True:
-        data = base_file_bytes(merged, t.schema_json, WriteOptions())
-        try:
-            t.storage.create_if_absent(rel, data)
-        except InstantExistsError:
-            if t.storage.read_bytes(rel) != data:
-                raise
-        et = table.config.event_time_field
-        lo = hi = None
-        if et and et in merged.column_names:
-            mm = pc.min_max(event_time_millis(merged.column(et)))
-            lo, hi = mm["min"].as_py(), mm["max"].as_py()
-        log_bytes = sum(t.storage.size(op.path(n)) for n in op.compact_logs)
-        st = write_stat(file_id=op.file_id, path=rel, partition_path=op.partition, prev_commit=op.base_instant,
-                        num_writes=merged.num_rows, file_size=len(data), min_event_time=lo, max_event_time=hi)
-        st.update(totalLogFilesCompacted=len(op.compact_logs), totalLogSizeCompacted=log_bytes)
-        st["runtimeStats"]["totalUpsertTime"] = int((time.monotonic() - t0) * 1000)
-        stats.append(st)
-    if late is not None and late.num_rows:
-        stats.append(_write_split_log(t, table, late, name))
+    data = base_file_bytes(merged, t.schema_json, WriteOptions())
+    try:
+        t.storage.create_if_absent(rel, data)
+    except InstantExistsError:
+        if t.storage.read_bytes(rel) != data:
+            raise
+    lo = hi = None
+    if et and et in merged.column_names:
+        mm = pc.min_max(event_time_millis(merged.column(et)))
+        lo, hi = mm["min"].as_py(), mm["max"].as_py()
+    log_bytes = sum(t.storage.size(op.path(n)) for n in op.compact_logs)
+    st = write_stat(file_id=op.file_id, path=rel, partition_path=op.partition, prev_commit=op.base_instant,
+                    num_writes=merged.num_rows, file_size=len(data), min_event_time=lo, max_event_time=hi)
+    st.update(totalLogFilesCompacted=len(op.compact_logs), totalLogSizeCompacted=log_bytes)
+    st["runtimeStats"]["totalUpsertTime"] = int((time.monotonic() - t0) * 1000)
+    stats.append(st)
+    if late is not None:
+        stats.append(_write_split_log(t, late[0], late[1], name))
     for lk in op.links:
         link_rel, target_rel = op.path(lk.link), op.path(lk.target)
         if not t.storage.exists(link_rel):
@@ -444,7 +455,7 @@ def _split_at_threshold(table: HudiTable, spec: SliceReadSpec, merged: pa.Table,
     return pa.concat_tables([keep, earlier.select(keep.column_names).cast(keep.schema)]), late
 
 
-def _write_split_log(t: CompactTask, table: HudiTable, late: pa.Table, base_name: str) -> dict:
+def _write_split_log(t: CompactTask, late: pa.Table, et: str, base_name: str) -> dict:
     op = t.op
     name = split_log_name(op, t.instant)
     rel = op.path(name)
@@ -456,7 +467,6 @@ def _write_split_log(t: CompactTask, table: HudiTable, late: pa.Table, base_name
     except InstantExistsError:
         if t.storage.read_bytes(rel) != data:
             raise
-    et = table.config.event_time_field
     mm = pc.min_max(event_time_millis(late.column(et)))
     return write_stat(file_id=op.file_id, path=rel, partition_path=op.partition, prev_commit=t.instant,
                       num_writes=late.num_rows, file_size=len(data), base_file=base_name, log_files=[name],
@@ -492,7 +502,9 @@ def execute(path: str | Storage, *, instant: str | None = None, engine=None,
     mode = plan.extra.get(K_LINK_MODE, "copy")
     schema_json = json.dumps(table.avro_schema_with_meta, separators=(",", ":"))
     split_ms = int(plan.extra[K_THRESHOLD_MS]) if is_exact_split(plan) and K_THRESHOLD_MS in plan.extra else None
-    tasks = [CompactTask(storage, instant, op, i, mode, schema_json, split_ms) for i, op in enumerate(plan.operations)]
+    et_field = plan.extra.get(K_ET_FIELD) or None
+    tasks = [CompactTask(storage, instant, op, i, mode, schema_json, split_ms, et_field)
+             for i, op in enumerate(plan.operations)]
     results = (engine or LocalEngine()).map(compact_task, tasks)
     p2s: dict[str, list[dict]] = {}
     for stats in results:

@@ -50,9 +50,9 @@ def log_stats_index(table) -> dict[str, dict]:
     return out
 
 
-def scan_event_range(table, log_path: str) -> EventRange:
+def scan_event_range(table, log_path: str, field: str | None = None) -> EventRange:
     """Min/max event time over the committed data records of one log file."""
-    field = table.config.event_time_field
+    field = field or table.config.event_time_field
     if not field:
         return EventRange(None, None, SOURCE_SCAN)
     accept = ReadFilter(is_committed=table._filter().is_committed)
@@ -75,14 +75,15 @@ def scan_event_range(table, log_path: str) -> EventRange:
     return EventRange(lo, hi, SOURCE_SCAN)
 
 
-def log_event_range(table, log: LogFile, index: dict[str, dict] | None = None, *, allow_scan: bool = True) -> EventRange:
+def log_event_range(table, log: LogFile, index: dict[str, dict] | None = None, *, allow_scan: bool = True,
+                    field: str | None = None) -> EventRange:
     index = log_stats_index(table) if index is None else index
     st = index.get(log.path)
     if st is not None and (st.get("minEventTime") is not None or st.get("numDeletes") and not st.get("numWrites")):
         return EventRange(st.get("minEventTime"), st.get("maxEventTime"), SOURCE_STATS)
     if not allow_scan:
         return EventRange(None, None, "unknown")
-    return scan_event_range(table, log.path)
+    return scan_event_range(table, log.path, field)
 
 
 def table_status(table, *, allow_scan: bool = True) -> dict:
