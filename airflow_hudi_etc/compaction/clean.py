@@ -19,6 +19,7 @@ import time
 from typing import Any, Mapping
 
 from ..hudi import avro_models as am
+from ..hudi.crash import crashpoint
 from ..hudi.errors import InvalidInputError, InvalidTimelineError
 from ..hudi.storage import Storage, safe_relpath
 from ..hudi.table import HudiTable
@@ -94,6 +95,7 @@ def clean(path: str | Storage, *, retain_commits: int = 10, storage_options: Map
     )
     data = am.write_avro_metadata(am.CLEANER_PLAN, plan)
     storage.create_if_absent(Instant(instant, Action.CLEAN, State.REQUESTED).path(), data)
+    crashpoint("clean.after-requested")
     return _execute(storage, HudiTable.load(storage), instant, plan, t0, resumed=False)
 
 
@@ -101,6 +103,7 @@ def _execute(storage: Storage, table: HudiTable, instant: str, plan: Mapping, t0
     inflight = Instant(instant, Action.CLEAN, State.INFLIGHT)
     if not storage.exists(inflight.path()):
         storage.create_if_absent(inflight.path(), storage.read_bytes(inflight.path(State.REQUESTED)))
+        crashpoint("clean.after-inflight")
     parts: dict[str, dict] = {}
     deleted = 0
     base = storage.base_uri.rstrip("/") + "/"
@@ -112,6 +115,7 @@ def _execute(storage: Storage, table: HudiTable, instant: str, plan: Mapping, t0
                 raise InvalidTimelineError(f"clean plan {instant} names a file outside the table: {uri}")
             rel = safe_relpath(uri[len(base):])
             storage.delete(rel)  # missing (already deleted by a crashed run) is fine
+            crashpoint("clean.after-delete")
             ok.append(uri)
             deleted += 1
         parts[part] = {"partitionPath": part, "policy": POLICY, "successDeleteFiles": ok, "failedDeleteFiles": []}
@@ -121,6 +125,7 @@ def _execute(storage: Storage, table: HudiTable, instant: str, plan: Mapping, t0
                              extra_metadata=plan.get("extraMetadata") or {}, policy=POLICY)
     done = inflight.path(State.COMPLETED)
     if not storage.exists(done):
+        crashpoint("clean.before-complete")
         storage.create_if_absent(done, am.write_avro_metadata(am.CLEAN_METADATA, meta))
     return {"instant": instant, "status": "resumed and completed" if resumed else "completed",
             "files_deleted": deleted, "earliest_commit_to_retain": eitr.get("timestamp"),

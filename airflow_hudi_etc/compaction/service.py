@@ -27,6 +27,7 @@ from typing import Any, Mapping
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..hudi.crash import crashpoint
 from ..hudi.errors import InstantExistsError, InvalidInputError, InvalidTimelineError
 from ..hudi.schema import FILE_NAME, RECORD_KEY, event_time_millis, event_time_value_millis
 from ..hudi.stats import iso_ms, log_event_range, log_stats_index, pending_clustering
@@ -286,8 +287,10 @@ def schedule(
         return no("conflict: another compaction was scheduled concurrently")
     data = plan.to_bytes()
     req = Instant(instant, Action.COMPACTION, State.REQUESTED)
+    crashpoint("schedule.before-plan")
     try:
         storage.create_if_absent(f"{AUX_DIR}/{req.file_name()}", data)
+        crashpoint("schedule.after-aux-plan")
         storage.create_if_absent(req.path(), data)
     except InstantExistsError:
         return no("conflict: the instant was taken concurrently")
@@ -366,6 +369,7 @@ def compact_task(t: CompactTask) -> list[dict]:
     except InstantExistsError:
         if t.storage.read_bytes(rel) != data:
             raise
+    crashpoint("execute.after-base-file")
     lo = hi = None
     if et and et in merged.column_names:
         mm = pc.min_max(event_time_millis(merged.column(et)))
@@ -385,6 +389,7 @@ def compact_task(t: CompactTask) -> list[dict]:
                 t.storage.symlink(final_target(t.storage, target_rel), link_rel)
             else:
                 t.storage.copy(target_rel, link_rel)
+            crashpoint("execute.after-link")
         size = t.storage.size(link_rel)
         st = write_stat(file_id=op.file_id, path=link_rel, partition_path=op.partition, prev_commit=t.instant,
                         file_size=size if t.link_mode == "copy" else 0, base_file=name, log_files=[lk.link],
@@ -467,6 +472,7 @@ def _write_split_log(t: CompactTask, late: pa.Table, et: str, base_name: str) ->
     except InstantExistsError:
         if t.storage.read_bytes(rel) != data:
             raise
+    crashpoint("execute.after-split-log")
     mm = pc.min_max(event_time_millis(late.column(et)))
     return write_stat(file_id=op.file_id, path=rel, partition_path=op.partition, prev_commit=t.instant,
                       num_writes=late.num_rows, file_size=len(data), base_file=base_name, log_files=[name],
@@ -499,6 +505,7 @@ def execute(path: str | Storage, *, instant: str | None = None, engine=None,
         rollback(storage, instant=instant)
     inflight = Instant(instant, Action.COMPACTION, State.INFLIGHT)
     storage.create_if_absent(inflight.path(), b"")
+    crashpoint("execute.after-inflight")
     mode = plan.extra.get(K_LINK_MODE, "copy")
     schema_json = json.dumps(table.avro_schema_with_meta, separators=(",", ":"))
     split_ms = int(plan.extra[K_THRESHOLD_MS]) if is_exact_split(plan) and K_THRESHOLD_MS in plan.extra else None
@@ -524,6 +531,7 @@ def execute(path: str | Storage, *, instant: str | None = None, engine=None,
     extra[K_EXECUTION] = f"{time.monotonic() - t0:.3f}"
     meta = commit_metadata(p2s, operation="COMPACT", schema=json.dumps(table.avro_schema, separators=(",", ":")),
                            compacted=True, extra_metadata=extra)
+    crashpoint("execute.before-commit")
     storage.create_if_absent(inflight.path(State.COMPLETED), dump_commit_metadata(meta))
     return {"instant": instant, "status": "completed", **_metrics(meta)}
 
@@ -597,7 +605,10 @@ def rollback(path: str | Storage, *, instant: str, storage_options: Mapping[str,
             if f.name.startswith(op.file_id + "_") and f.name.endswith(f"_{instant}.parquet"):
                 removed += storage.delete(f.path)
         for rel in plan_outputs(plan, op):
-            removed += storage.delete(rel)
+            if storage.delete(rel):
+                removed += 1
+                crashpoint("rollback.after-file-removed")
+    crashpoint("rollback.before-inflight-removed")
     storage.delete(Instant(instant, Action.COMPACTION, State.INFLIGHT).path())
     return {"instant": instant, "status": "requested", "files_removed": removed}
 
@@ -617,5 +628,6 @@ def unschedule(path: str | Storage, *, instant: str, storage_options: Mapping[st
                 f"writers already wrote into slice {instant} ({lg.path}): execute the plan instead")
     req = Instant(instant, Action.COMPACTION, State.REQUESTED)
     storage.delete(req.path())
+    crashpoint("unschedule.after-requested-removed")
     storage.delete(f"{AUX_DIR}/{req.file_name()}")
     return {"instant": instant, "status": "unscheduled"}

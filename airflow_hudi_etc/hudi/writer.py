@@ -41,6 +41,7 @@ import pyarrow.parquet as pq
 
 from . import bloom as bloom_mod
 from . import logformat as lf
+from .crash import crashpoint
 from .errors import (
     InstantExistsError,
     InvalidInputError,
@@ -368,6 +369,7 @@ def _event_range(table: pa.Table, field_name: str | None) -> tuple[int | None, i
 def _put_file(storage: Storage, rel: str, data: bytes) -> None:
     try:
         storage.create_if_absent(rel, data)
+        crashpoint("write.after-file")
     except InstantExistsError:
         # a retried task: accept its own identical file from an earlier attempt
         if storage.read_bytes(rel) != data:
@@ -587,6 +589,7 @@ def write_batch(
     instant = next_instant_time(table.timeline, now)
     requested = Instant(instant, Action.DELTA_COMMIT, State.REQUESTED)
     storage.create_if_absent(requested.path(), b"")
+    crashpoint("write.after-requested")
     planned: list[WriteUnit] = []
     try:
         view = table.file_system_view()
@@ -662,6 +665,7 @@ def write_batch(
             schema=None,
         )
         storage.create_if_absent(requested.path(State.INFLIGHT), dump_commit_metadata(inflight))
+        crashpoint("write.after-inflight")
         for u in planned:
             _write_marker(storage, instant, u.path, "CREATE" if u.kind == "insert" else "APPEND")
         stats = engine.map(write_unit, planned)
@@ -672,6 +676,7 @@ def write_batch(
         for st in stats:
             p2s[st["partitionPath"]].append(st)
         meta = commit_metadata(p2s, operation=operation.upper(), schema=data_schema_json)
+        crashpoint("write.before-commit")
         storage.create_if_absent(requested.path(State.COMPLETED), dump_commit_metadata(meta))
     except BaseException:
         _abort(storage, instant, planned)
