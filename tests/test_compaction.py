@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 
@@ -25,6 +26,35 @@ def iso(ms):
     return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).isoformat()
 
 
+@contextlib.contextmanager
+def second_task_fails():
+    """The executor dies on the second compaction task (an in-process stand-in for a lost executor)."""
+    import airflow_hudi_etc.compaction.service as svc
+
+    real, calls = svc.compact_task, []
+
+    def dying(task):
+        calls.append(task)
+        if len(calls) > 1:
+            raise OSError("executor lost (injected)")
+        return real(task)
+
+    svc.compact_task = dying
+    try:
+        yield
+    finally:
+        svc.compact_task = real
+
+
+def batch_winners(rows):
+    """The row of each key that won the in-batch de-duplication (the only one written)."""
+    won = {}
+    for r in rows:
+        if r["key"] not in won or r["ts"] >= won[r["key"]]["ts"]:
+            won[r["key"]] = r
+    return won.values()
+
+
 def check_ro_guarantee(path, history, threshold_ms, snap):
     """RO holds, for every key, a version at least as new as its last update with event time ≤ threshold.
 
@@ -37,11 +67,7 @@ def check_ro_guarantee(path, history, threshold_ms, snap):
             for r in rows:
                 last_ok.pop(r["key"], None)
             continue
-        won = {}
-        for r in rows:  # only the row that won the in-batch de-duplication was written
-            if r["key"] not in won or r["ts"] >= won[r["key"]]["ts"]:
-                won[r["key"]] = r
-        for r in won.values():
+        for r in batch_winners(rows):
             if r["event_time"] <= threshold_ms:
                 cur = last_ok.get(r["key"])
                 if cur is None or r["ts"] >= cur["ts"]:
@@ -129,23 +155,9 @@ def test_rollback_and_unschedule_restore_the_snapshot(tmp_path):
     assert unschedule(str(path), instant=res.instant)["status"] == "unscheduled"
     assert snapshot_by_key(path) == before
     res = schedule(str(path), data_latency="1h", compaction_time=iso(t0 + 4 * 3_600_000), link_mode="copy")
-    import airflow_hudi_etc.compaction.service as svc
-
-    real = svc.compact_task
-    calls = []
-
-    def dying(task):
-        calls.append(task)
-        if len(calls) > 1:
-            raise OSError("executor lost (injected)")
-        return real(task)
-
-    svc.compact_task = dying
-    try:
-        with pytest.raises(OSError):
+    with pytest.raises(OSError):
+        with second_task_fails():
             execute(str(path), instant=res.instant)
-    finally:
-        svc.compact_task = real
     assert snapshot_by_key(path) == before  # inflight output is invisible
     out = rollback(str(path), instant=res.instant)
     assert out["status"] == "requested"
@@ -164,11 +176,7 @@ def expected_exact_ro(history, threshold_ms):
             for r in rows:
                 ro.pop(r["key"], None)
             continue
-        won = {}
-        for r in rows:
-            if r["key"] not in won or r["ts"] >= won[r["key"]]["ts"]:
-                won[r["key"]] = r
-        for r in won.values():
+        for r in batch_winners(rows):
             if r["event_time"] <= threshold_ms and (r["key"] not in ro or r["ts"] >= ro[r["key"]]["ts"]):
                 ro[r["key"]] = r
     return {k: {c: r[c] for c in DATA_COLS} for k, r in ro.items()}

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from airflow_hudi_etc.compaction.clean import clean
 from airflow_hudi_etc.compaction.service import execute, schedule
 from airflow_hudi_etc.compaction.validate import validate
 from test_clean import two_compactions
-from test_compaction import iso
+from test_compaction import iso, second_task_fails
 from test_writer_histories import run_history
 
 T0 = 1_700_000_000_000
@@ -52,24 +54,8 @@ def test_pending_plan_files_are_reported_as_pending_not_orphans(tmp_path):
     path, _ = run_history(tmp_path, 2, batches=6, monotone=True)
     res = schedule(str(path), data_latency="1h", compaction_time=iso(T0 + 4 * H), link_mode="copy")
     assert res.instant
-    import airflow_hudi_etc.compaction.service as svc
-
-    real, calls = svc.compact_task, []
-
-    def dying(task):
-        calls.append(task)
-        if len(calls) > 1:
-            raise OSError("executor lost (injected)")
-        return real(task)
-
-    svc.compact_task = dying
-    try:
-        try:
-            execute(str(path))
-        except OSError:
-            pass
-    finally:
-        svc.compact_task = real
+    with pytest.raises(OSError), second_task_fails():
+        execute(str(path))
     r = validate(str(path))
     assert r["ok"] and r["pending_files"], r
     assert all(res.instant in f for f in r["pending_files"])

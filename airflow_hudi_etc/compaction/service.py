@@ -339,6 +339,15 @@ class CompactTask:
     event_time_field: str | None = None
 
 
+def _create_once(storage: Storage, rel: str, data: bytes) -> None:
+    """Create a file; a retried task may find its own identical file from an earlier attempt."""
+    try:
+        storage.create_if_absent(rel, data)
+    except InstantExistsError:
+        if storage.read_bytes(rel) != data:
+            raise
+
+
 def compact_task(t: CompactTask) -> list[dict]:
     """Merge one file group's base + selected logs into the new base; re-expose the rest."""
     t0 = time.monotonic()
@@ -364,11 +373,7 @@ def compact_task(t: CompactTask) -> list[dict]:
     rel = op.path(name)
     # always a base file, even with no rows left: slice C must shadow the old base for RO reads
     data = base_file_bytes(merged, t.schema_json, WriteOptions())
-    try:
-        t.storage.create_if_absent(rel, data)
-    except InstantExistsError:
-        if t.storage.read_bytes(rel) != data:
-            raise
+    _create_once(t.storage, rel, data)
     crashpoint("execute.after-base-file")
     lo = hi = None
     if et and et in merged.column_names:
@@ -467,11 +472,7 @@ def _write_split_log(t: CompactTask, late: pa.Table, et: str, base_name: str) ->
     late = late.set_column(late.schema.get_field_index(FILE_NAME), FILE_NAME,
                            pa.array([op.file_id] * late.num_rows, pa.string()))
     data = lf.encode_data_block(t.instant, t.schema_json, late.to_pylist())
-    try:
-        t.storage.create_if_absent(rel, data)
-    except InstantExistsError:
-        if t.storage.read_bytes(rel) != data:
-            raise
+    _create_once(t.storage, rel, data)
     crashpoint("execute.after-split-log")
     mm = pc.min_max(event_time_millis(late.column(et)))
     return write_stat(file_id=op.file_id, path=rel, partition_path=op.partition, prev_commit=t.instant,
