@@ -137,8 +137,15 @@ def test_trigger_refusals(tmp_path):
     t0 = 1_700_000_000_000
     first = schedule(str(path), data_latency="30m", compaction_time=iso(t0 + 10 * 3_600_000))
     assert first.instant
+    # the same request again (a retried task): the pending plan it made, nothing written
+    retry = schedule(str(path), data_latency="30m", compaction_time=iso(t0 + 10 * 3_600_000))
+    assert (retry.instant, retry.reason, retry.operations) == (first.instant, "already scheduled", first.operations)
+    assert len(list((path / ".hoodie").glob("*.compaction.requested"))) == 1
+    # another threshold, or the same one with other settings: refused while the plan is pending
     again = schedule(str(path), data_latency="30m", compaction_time=iso(t0 + 11 * 3_600_000))
     assert again.instant is None and again.reason.startswith("pending compaction")
+    other = schedule(str(path), data_latency="30m", compaction_time=iso(t0 + 10 * 3_600_000), exact_split=True)
+    assert other.instant is None and other.reason.startswith("pending compaction")
     execute(str(path))
     same = schedule(str(path), data_latency="30m", compaction_time=iso(t0 + 10 * 3_600_000))
     assert same.instant is None and "not past the last compacted threshold" in same.reason

@@ -20,11 +20,11 @@ from typing import Any, Mapping
 
 from ..hudi import avro_models as am
 from ..hudi.crash import crashpoint
-from ..hudi.errors import InvalidInputError, InvalidTimelineError
+from ..hudi.errors import InvalidInputError, InvalidTimelineError, UnsafePathError
 from ..hudi.storage import Storage, safe_relpath
 from ..hudi.table import HudiTable
 from ..hudi.timeline import Action, Instant, State, next_instant_time
-from .service import final_target, link_target, read_plan
+from .service import final_target, link_target, pending_plan_groups, read_plan
 
 POLICY = "KEEP_LATEST_COMMITS"
 
@@ -39,7 +39,7 @@ def plan_clean(table: HudiTable, retain_commits: int) -> tuple[str | None, dict[
         return None, {}, f"only {len(commits)} completed commits: nothing older than the last {retain_commits}"
     earliest = commits[-retain_commits]
     view = table.file_system_view()
-    pending_groups = set(table.pending_compaction_groups())
+    pending_groups = set(pending_plan_groups(table))
     storage = table.storage
     retained_files: list[str] = []
     candidates: dict[str, list[str]] = {}
@@ -99,21 +99,38 @@ def clean(path: str | Storage, *, retain_commits: int = 10, storage_options: Map
     return _execute(storage, HudiTable.load(storage), instant, plan, t0, resumed=False)
 
 
+def _plan_files(storage: Storage, instant: str, plan: Mapping) -> dict[str, list[tuple[str, str]]]:
+    """partition → [(URI as planned, table-relative path)], every path checked before anything is
+    deleted: outside the table (``..``, another location or scheme) or inside ``.hoodie`` → refused."""
+    base = storage.base_uri.rstrip("/") + "/"
+    parts = plan.get("filePathsToBeDeletedPerPartition") or {}
+    if not isinstance(parts, Mapping):
+        raise InvalidTimelineError(f"clean plan {instant} is malformed")
+    out: dict[str, list[tuple[str, str]]] = {}
+    for part, infos in parts.items():
+        files = out.setdefault(part, [])
+        for info in infos or []:
+            uri = info.get("filePath") if isinstance(info, Mapping) else None
+            if not isinstance(uri, str) or not uri.startswith(base):
+                raise UnsafePathError(f"clean plan {instant} names a file outside the table: {uri!r}")
+            rel = safe_relpath(uri[len(base):])
+            if not rel or rel.split("/")[0] == ".hoodie":
+                raise UnsafePathError(f"clean plan {instant} names a table metadata file: {uri!r}")
+            files.append((uri, rel))
+    return out
+
+
 def _execute(storage: Storage, table: HudiTable, instant: str, plan: Mapping, t0: float, *, resumed: bool) -> dict:
+    files = _plan_files(storage, instant, plan)
     inflight = Instant(instant, Action.CLEAN, State.INFLIGHT)
     if not storage.exists(inflight.path()):
         storage.create_if_absent(inflight.path(), storage.read_bytes(inflight.path(State.REQUESTED)))
         crashpoint("clean.after-inflight")
     parts: dict[str, dict] = {}
     deleted = 0
-    base = storage.base_uri.rstrip("/") + "/"
-    for part, infos in (plan.get("filePathsToBeDeletedPerPartition") or {}).items():
+    for part, infos in files.items():
         ok = []
-        for info in infos:
-            uri = info["filePath"]
-            if not uri.startswith(base):
-                raise InvalidTimelineError(f"clean plan {instant} names a file outside the table: {uri}")
-            rel = safe_relpath(uri[len(base):])
+        for uri, rel in infos:
             storage.delete(rel)  # missing (already deleted by a crashed run) is fine
             crashpoint("clean.after-delete")
             ok.append(uri)

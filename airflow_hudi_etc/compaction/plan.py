@@ -8,12 +8,18 @@ Plan version 2 stores bare file names (shared/hudi-format.md §4, §7, pitfall 1
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass, field
 
 import fastavro
 
+from ..hudi.avro_models import read_avro_metadata
 from ..hudi.errors import InvalidTimelineError, UnsafePathError
+from ..hudi.fsview import parse_base_file_name
+from ..hudi.logformat import parse_log_file_name
 from ..hudi.storage import safe_filename, safe_relpath
+
+_FILE_ID = re.compile(r"[A-Za-z0-9-]+")
 
 NS = "org.apache.hudi.avro.model"
 _S = {"type": "string", "avro.java.string": "String"}
@@ -124,24 +130,49 @@ class CompactionPlan:
 
     @classmethod
     def from_bytes(cls, instant: str, data: bytes) -> "CompactionPlan":
+        # the bounded reader: size cap, and no array of zero-size items whose count alone would
+        # make fastavro build a list of billions of entries (a 100-byte file exhausting memory)
         try:
-            recs = list(fastavro.reader(io.BytesIO(data)))
-        except Exception as e:
-            raise InvalidTimelineError(f"compaction plan {instant} is not valid Avro: {e}") from None
-        if len(recs) != 1 or not isinstance(recs[0], dict):
-            raise InvalidTimelineError(f"compaction plan {instant} must hold exactly one record")
-        rec = recs[0]
+            rec = read_avro_metadata(data)
+        except InvalidTimelineError as e:
+            raise InvalidTimelineError(f"compaction plan {instant}: {e}") from None
+
+        def bad(what: str) -> InvalidTimelineError:
+            return InvalidTimelineError(f"compaction plan {instant}: {what}")
+
+        raw_ops = rec.get("operations") or []
+        extra = rec.get("extraMetadata") or {}
+        if not isinstance(raw_ops, list) or not all(isinstance(o, dict) for o in raw_ops):
+            raise bad("operations is not a list of records")
+        if not isinstance(extra, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in extra.items()):
+            raise bad("extraMetadata is not a map of strings")
         ops = []
-        for o in rec.get("operations") or []:
-            part = safe_relpath(o.get("partitionPath") or "")
+        for o in raw_ops:
+            try:
+                part = safe_relpath(o.get("partitionPath") or "")
+            except UnsafePathError as e:
+                raise UnsafePathError(f"compaction plan {instant}: {e}") from None
+            if part.split("/")[0] == ".hoodie":
+                raise UnsafePathError(f"compaction plan {instant}: partition {part!r} is inside .hoodie")
             fid = o.get("fileId")
-            if not fid:
-                raise InvalidTimelineError(f"compaction plan {instant}: an operation has no fileId")
+            if not isinstance(fid, str) or not _FILE_ID.fullmatch(fid):
+                raise bad(f"an operation has no usable fileId ({fid!r})")
+            base_instant = o.get("baseInstantTime") or ""
+            metrics = o.get("metrics") or {}
+            if not isinstance(base_instant, str) or not isinstance(metrics, dict):
+                raise bad(f"operation {fid}: baseInstantTime or metrics has the wrong type")
             try:
                 links = tuple(LinkOp(safe_filename(x["link"]), safe_filename(x["target"])) for x in o.get("linkOperations") or [])
                 logs = tuple(safe_filename(n) for n in o.get("deltaFilePaths") or [])
                 base = safe_filename(o["dataFilePath"]) if o.get("dataFilePath") else None
             except (UnsafePathError, KeyError, TypeError) as e:
                 raise UnsafePathError(f"compaction plan {instant}: {e}") from None
-            ops.append(Operation(part, fid, o.get("baseInstantTime") or "", base, logs, links, dict(o.get("metrics") or {})))
-        return cls(instant, tuple(ops), dict(rec.get("extraMetadata") or {}))
+            for name in logs + tuple(n for lk in links for n in (lk.link, lk.target)):
+                p = parse_log_file_name(name)
+                if p is None or p.file_id != fid:
+                    raise bad(f"operation {fid}: {name!r} is not a log file of that file group")
+            b = parse_base_file_name(base) if base else None
+            if base and (b is None or b.file_id != fid):
+                raise bad(f"operation {fid}: {base!r} is not a base file of that file group")
+            ops.append(Operation(part, fid, base_instant, base, logs, links, dict(metrics)))
+        return cls(instant, tuple(ops), dict(extra))

@@ -38,6 +38,7 @@ from ..hudi.timeline import (
     Action,
     Instant,
     State,
+    Timeline,
     commit_metadata,
     dump_commit_metadata,
     iter_write_stats,
@@ -171,6 +172,20 @@ def reserved_log_versions(table: HudiTable) -> dict[tuple[str, str, str], int]:
     return out
 
 
+def pending_plan_groups(table: HudiTable) -> dict[tuple[str, str], str]:
+    """(partition, fileId) → instant of the pending compaction that plans it (plans read with the
+    bounded, path-checked plan reader; an unreadable plan is refused, never guessed around)."""
+    out: dict[tuple[str, str], str] = {}
+    for inst in table.timeline.pending_compactions:
+        try:
+            plan = read_plan(table, inst.timestamp)
+        except FileNotFoundError:
+            raise InvalidTimelineError(f"compaction plan {inst.timestamp} is missing") from None
+        for op in plan.operations:
+            out[(op.partition, op.file_id)] = inst.timestamp
+    return out
+
+
 def show_plan(path: str | Storage, *, instant: str, storage_options: Mapping[str, Any] | None = None) -> dict:
     """A compaction plan as JSON: its state, extra metadata and operations (paths table-relative)."""
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
@@ -235,6 +250,11 @@ def schedule(
     def no(reason: str) -> ScheduleResult:
         return ScheduleResult(None, iso_ms(threshold_ms), threshold_ms, reason)
 
+    same = _same_pending_plan(table, threshold_ms=threshold_ms, strategy=strategy, exact_split=exact_split,
+                              link_mode=mode, event_time_field=et_field)
+    if same is not None:  # a retry of the request that made the pending plan: report that plan
+        return ScheduleResult(same.instant, iso_ms(threshold_ms), threshold_ms, "already scheduled",
+                              len(same.operations))
     ready = check_readiness(table, threshold_ms=threshold_ms, check_pending_writes=True)
     if not ready.ready and not (ready.covered and strategy != "event-time"):
         return no(ready.reason)
@@ -282,19 +302,63 @@ def schedule(
     }
     extra[K_PLANNING] = f"{time.monotonic() - t_start:.3f}"
     plan = CompactionPlan(instant, tuple(ops), extra)
-    # requirements re-checked just before the plan is written (another scheduler may have won)
-    if HudiTable.load(storage).timeline.pending_compactions:
-        return no("conflict: another compaction was scheduled concurrently")
     data = plan.to_bytes()
     req = Instant(instant, Action.COMPACTION, State.REQUESTED)
+    aux = f"{AUX_DIR}/{req.file_name()}"
     crashpoint("schedule.before-plan")
     try:
-        storage.create_if_absent(f"{AUX_DIR}/{req.file_name()}", data)
-        crashpoint("schedule.after-aux-plan")
-        storage.create_if_absent(req.path(), data)
+        storage.create_if_absent(aux, data)
     except InstantExistsError:
         return no("conflict: the instant was taken concurrently")
-    return ScheduleResult(instant, iso_ms(threshold_ms), threshold_ms, "scheduled", len(ops))
+    crashpoint("schedule.after-aux-plan")
+    # re-checked just before the plan becomes visible: another scheduler may have won, and a
+    # write that started after the listing may have put a log into a slice this plan closes
+    conflict = _planning_conflict(storage, tl, instant)
+    if conflict is None:
+        try:
+            storage.create_if_absent(req.path(), data)
+        except InstantExistsError:
+            conflict = "conflict: the instant was taken concurrently"
+    if conflict is None:
+        # two schedulers that both passed the re-check: whoever sees the other's plan withdraws
+        # its own (both may withdraw; at most one plan stays)
+        others = [i.timestamp for i in Timeline.load(storage).pending_compactions if i.timestamp != instant]
+        if not others:
+            return ScheduleResult(instant, iso_ms(threshold_ms), threshold_ms, "scheduled", len(ops))
+        storage.delete(req.path())
+        conflict = f"conflict: compaction {others[0]} was scheduled concurrently"
+    storage.delete(aux)
+    return no(conflict)
+
+
+def _planning_conflict(storage: Storage, planned_on: Timeline, instant: str) -> str | None:
+    """Why the plan made from ``planned_on`` may not be published now (None: it may)."""
+    now = Timeline.load(storage)
+    other = [i.timestamp for i in now.pending_compactions if i.timestamp != instant]
+    if other:
+        return f"conflict: compaction {other[0]} was scheduled concurrently"
+    seen = {i.timestamp for i in planned_on.instants if i.action in (Action.DELTA_COMMIT, Action.COMMIT, Action.REPLACE_COMMIT)}
+    new = [i.timestamp for i in now.instants
+           if i.action in (Action.DELTA_COMMIT, Action.COMMIT, Action.REPLACE_COMMIT) and i.timestamp not in seen]
+    if new:
+        return f"conflict: write {new[0]} started while the plan was being made; schedule again"
+    return None
+
+
+def _same_pending_plan(table: HudiTable, *, threshold_ms: int, strategy: str, exact_split: bool, link_mode: str,
+                       event_time_field: str | None) -> CompactionPlan | None:
+    """The pending plan a retried ``schedule`` with these settings made, if any."""
+    want = {K_THRESHOLD_MS: str(threshold_ms), K_EXACT_SPLIT: "true" if exact_split else "false",
+            K_LINK_MODE: link_mode, K_ET_FIELD: event_time_field or ""}
+    name = EventTimeStrategy(threshold_ms).name if strategy == "event-time" else CompactAllStrategy().name
+    for inst in table.timeline.pending_compactions:
+        try:
+            plan = read_plan(table, inst.timestamp)
+        except (FileNotFoundError, InvalidTimelineError):
+            continue
+        if plan.extra.get(K_STRATEGY) == name and all(str(plan.extra.get(k, "")) == v for k, v in want.items()):
+            return plan
+    return None
 
 
 def _base_stats_index(table: HudiTable) -> dict[str, dict]:
@@ -362,8 +426,10 @@ def compact_task(t: CompactTask) -> list[dict]:
         merged, late = _split_at_threshold(table, spec, merged, et, t.split_threshold_ms)
         if late is not None:
             late = (late, et)
-    elif t.split_threshold_ms is None:
-        later = tuple(op.path(lk.target) for lk in op.links) + _writer_logs_in_slice(t.storage, op, t.instant)
+    folded: tuple[str, ...] = ()
+    if t.split_threshold_ms is None:
+        folded = _committed_writer_logs(table, op, t.instant)
+        later = tuple(op.path(lk.target) for lk in op.links) + folded
         if later:
             merged = _with_log_only_keys(table, spec, merged, later)
     name = f"{op.file_id}_{t.task_index}-2-0_{t.instant}.parquet"
@@ -383,6 +449,8 @@ def compact_task(t: CompactTask) -> list[dict]:
     st = write_stat(file_id=op.file_id, path=rel, partition_path=op.partition, prev_commit=op.base_instant,
                     num_writes=merged.num_rows, file_size=len(data), min_event_time=lo, max_event_time=hi)
     st.update(totalLogFilesCompacted=len(op.compact_logs), totalLogSizeCompacted=log_bytes)
+    if t.split_threshold_ms is None:
+        st["hoodieEtcWriterLogs"] = list(folded)  # writer logs of slice C whose live keys the base keeps
     st["runtimeStats"]["totalUpsertTime"] = int((time.monotonic() - t0) * 1000)
     stats.append(st)
     if late is not None:
@@ -404,15 +472,58 @@ def compact_task(t: CompactTask) -> list[dict]:
     return stats
 
 
-def _writer_logs_in_slice(storage: Storage, op: Operation, instant: str) -> tuple[str, ...]:
+def _writer_logs_in_slice(storage: Storage, op: Operation, instant: str, listing: list | None = None) -> tuple[str, ...]:
     """Logs writers put into slice C while the plan was pending (after the reserved versions)."""
     reserved = {lk.link for lk in op.links} | {split_log_name(op, instant)}
     out = []
-    for f in storage.list(op.partition):
+    for f in storage.list(op.partition) if listing is None else listing:
         p = lf.parse_log_file_name(f.name)
         if p is not None and p.file_id == op.file_id and p.base_instant == instant and f.name not in reserved:
             out.append((lf.log_file_sort_key(f.name), op.path(f.name)))
     return tuple(rel for _, rel in sorted(out))
+
+
+def _committed_writer_logs(table: HudiTable, op: Operation, instant: str,
+                           listing: list | None = None) -> tuple[str, ...]:
+    """Writer logs of slice C (see :func:`_writer_logs_in_slice`) holding a block committed on
+    ``table``'s timeline: the ones a merge over that timeline reads."""
+    accept = table._filter()
+    out = []
+    for rel in _writer_logs_in_slice(table.storage, op, instant, listing):
+        try:
+            data = table.storage.read_bytes(rel)
+        except FileNotFoundError:  # its writer failed and was rolled back meanwhile
+            continue
+        if any(isinstance(b, lf.LogBlock) and b.instant_time and accept.accepts(b.instant_time)
+               for b in lf.read_blocks(data)):
+            out.append(rel)
+    return tuple(out)
+
+
+def _stale_plan_logs(table: HudiTable, plan: CompactionPlan) -> list[str]:
+    """Committed logs of a planned slice that the plan neither compacts nor re-exposes.
+
+    Only a write that raced the scheduler (it did not see the plan, so it wrote into the old
+    slice, after the plan's listing) leaves one; executing would drop it from the new slice.
+    """
+    accept = table._filter()
+    listings: dict[str, list] = {}
+    out = []
+    for op in plan.operations:
+        if op.partition not in listings:
+            listings[op.partition] = table.storage.list(op.partition)
+        known = set(op.compact_logs) | {lk.target for lk in op.links}
+        for f in listings[op.partition]:
+            p = lf.parse_log_file_name(f.name)
+            if p is None or p.file_id != op.file_id or p.base_instant != op.base_instant or f.name in known:
+                continue
+            try:
+                blocks = lf.read_blocks(table.storage.read_bytes(f.path))
+            except FileNotFoundError:
+                continue
+            if any(isinstance(b, lf.LogBlock) and b.instant_time and accept.accepts(b.instant_time) for b in blocks):
+                out.append(f.path)
+    return out
 
 
 def _with_log_only_keys(table: HudiTable, spec: SliceReadSpec, merged: pa.Table, remaining: tuple[str, ...]) -> pa.Table:
@@ -502,6 +613,15 @@ def execute(path: str | Storage, *, instant: str | None = None, engine=None,
         meta = table.commit_metadata(insts[0])
         return {"instant": instant, "status": "already completed", **_metrics(meta)}
     plan = read_plan(table, instant)
+    stale = _stale_plan_logs(table, plan)
+    if stale:
+        raise InvalidTimelineError(
+            f"compaction plan {instant} is stale: {stale[0]} was committed into a planned slice after the plan "
+            f"was made (a write raced the scheduler); executing would drop it. Readers still see it while the "
+            f"plan is pending: unschedule the plan and schedule again")
+    for op in plan.operations:  # a planted symlink must not make the compaction read outside the table
+        for name in ([op.base_file] if op.base_file else []) + list(op.compact_logs) + [lk.target for lk in op.links]:
+            final_target(storage, op.path(name))  # UnsafePathError for a link that leaves the table
     if insts[0].state is State.INFLIGHT:
         rollback(storage, instant=instant)
     inflight = Instant(instant, Action.COMPACTION, State.INFLIGHT)
@@ -513,7 +633,11 @@ def execute(path: str | Storage, *, instant: str | None = None, engine=None,
     et_field = plan.extra.get(K_ET_FIELD) or None
     tasks = [CompactTask(storage, instant, op, i, mode, schema_json, split_ms, et_field)
              for i, op in enumerate(plan.operations)]
-    results = (engine or LocalEngine()).map(compact_task, tasks)
+    engine = engine or LocalEngine()
+    results = engine.map(compact_task, tasks)
+    crashpoint("execute.before-commit")
+    if split_ms is None:
+        results = _refold_writer_logs(storage, instant, engine, tasks, results)
     p2s: dict[str, list[dict]] = {}
     for stats in results:
         for st in stats:
@@ -532,9 +656,39 @@ def execute(path: str | Storage, *, instant: str | None = None, engine=None,
     extra[K_EXECUTION] = f"{time.monotonic() - t0:.3f}"
     meta = commit_metadata(p2s, operation="COMPACT", schema=json.dumps(table.avro_schema, separators=(",", ":")),
                            compacted=True, extra_metadata=extra)
-    crashpoint("execute.before-commit")
     storage.create_if_absent(inflight.path(State.COMPLETED), dump_commit_metadata(meta))
     return {"instant": instant, "status": "completed", **_metrics(meta)}
+
+
+def _refold_writer_logs(storage: Storage, instant: str, engine, tasks: list[CompactTask], results: list,
+                        rounds: int = 3) -> list:
+    """Redo the operations whose slice C got a committed writer log since their task read it.
+
+    A writer that committed into slice C while a task ran may hold a key the new base lacks
+    (deleted by the compacted prefix, re-inserted by the writer); base-file indexes would then
+    miss it and the next upsert would insert it again elsewhere. Re-running the task folds it.
+    (A writer committing between this check and the commit is not seen: the writer itself
+    re-checks the pending plans just before it commits, and retries when one completed.)
+    """
+    results = list(results)
+    for _ in range(rounds):
+        table = HudiTable.load(storage)
+        listings: dict[str, list] = {}
+        redo = []
+        for i, (task, stats) in enumerate(zip(tasks, results)):
+            part = task.op.partition
+            if part not in listings:
+                listings[part] = storage.list(part)
+            now = set(_committed_writer_logs(table, task.op, instant, listings[part]))
+            if now != set(stats[0].get("hoodieEtcWriterLogs") or ()):
+                redo.append(i)
+        if not redo:
+            return results
+        for i in redo:
+            storage.delete(results[i][0]["path"])  # the base file (not visible: the compaction is inflight)
+        for i, stats in zip(redo, engine.map(compact_task, [tasks[i] for i in redo])):
+            results[i] = stats
+    raise InvalidTimelineError(f"writers kept committing into slice {instant} during its execution: run execute again")
 
 
 def _execution_figures(table: HudiTable, plan: CompactionPlan, stats: list[dict]) -> dict[str, str]:
@@ -590,12 +744,24 @@ def _metrics(meta: Mapping) -> dict:
     }
 
 
+def _check_instant(instant: str) -> None:
+    if not isinstance(instant, str) or not re.fullmatch(r"\d{14}(?:\d{3})?", instant):
+        raise InvalidInputError(f"instant {instant!r}: give a 14- or 17-digit instant time")
+
+
 def rollback(path: str | Storage, *, instant: str, storage_options: Mapping[str, Any] | None = None) -> dict:
     """Undo a failed/inflight execution: its base files, links and copies; back to requested."""
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
+    _check_instant(instant)
     table = HudiTable.load(storage)
     insts = [i for i in table.timeline.get(instant) if i.action is Action.COMPACTION]
     if not insts:
+        writes = [i for i in table.timeline.get(instant) if i.action is Action.DELTA_COMMIT and i.is_pending]
+        if writes:  # a crashed writer's deltacommit: what the next write would roll back
+            from ..hudi.writer import rollback_write
+
+            removed = rollback_write(storage, instant)
+            return {"instant": instant, "status": "rolled back", "action": "deltacommit", "files_removed": removed}
         return {"instant": instant, "status": "nothing to roll back"}
     if insts[0].is_completed:
         raise InvalidTimelineError(f"compaction {instant} is completed; it cannot be rolled back here")
@@ -616,9 +782,12 @@ def rollback(path: str | Storage, *, instant: str, storage_options: Mapping[str,
 
 def unschedule(path: str | Storage, *, instant: str, storage_options: Mapping[str, Any] | None = None) -> dict:
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
+    _check_instant(instant)
     table = HudiTable.load(storage)
     insts = [i for i in table.timeline.get(instant) if i.action is Action.COMPACTION]
     if not insts:
+        # a crashed unschedule (or schedule) may have left the plan's .aux copy: finish the job
+        storage.delete(f"{AUX_DIR}/{Instant(instant, Action.COMPACTION, State.REQUESTED).file_name()}")
         return {"instant": instant, "status": "not scheduled"}
     if insts[0].state is not State.REQUESTED:
         raise InvalidTimelineError(f"compaction {instant} is {insts[0].state.name.lower()}: roll it back first")

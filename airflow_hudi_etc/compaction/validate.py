@@ -6,6 +6,7 @@ Finds, without changing anything:
 * ``link-outside-table``: a symlink pointing outside the table;
 * ``missing-link``: a completed compaction re-exposes a log that is not there;
 * ``broken-plan``: a compaction plan that does not parse or names unsafe paths;
+* ``unsafe-path``: a completed compaction's link operations name a path outside the table;
 * ``orphan-base`` / ``orphan-log``: data files of an instant that is neither completed nor
   pending (a failed write or compaction that nobody rolled back);
 * ``orphan-link``: a re-exposed log of a compaction that is neither completed nor pending;
@@ -66,7 +67,16 @@ def validate(path: str | Storage, *, storage_options: Mapping[str, Any] | None =
                 problem("broken-plan", inst.path(), "link operations in the commit are not JSON")
                 links = []
             for lk in links:
-                if isinstance(lk, dict) and lk.get("link") and not storage.exists(lk["link"]) and _slice_alive(table, lk["link"]):
+                if not isinstance(lk, dict) or not lk.get("link"):
+                    continue
+                try:
+                    safe_relpath(lk["link"])
+                    if lk.get("target") is not None:
+                        safe_relpath(lk["target"])
+                except HudiEtcError:
+                    problem("unsafe-path", inst.path(), f"commit {ts} names a path outside the table: {lk!r}")
+                    continue
+                if not storage.exists(lk["link"]) and _slice_alive(table, lk["link"]):
                     problem("missing-link", lk["link"], f"compaction {ts} re-exposes it but it is not there")
         del plan
 

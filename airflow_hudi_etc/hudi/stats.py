@@ -158,15 +158,14 @@ def is_clustering_request(data: bytes) -> bool:
     """Hudi's rule: a non-empty requested replacecommit whose Avro metadata says ``CLUSTER``."""
     if not data:
         return False
-    import io
+    from .avro_models import read_avro_metadata
+    from .errors import InvalidTimelineError
 
-    import fastavro
-
-    try:
-        recs = list(fastavro.reader(io.BytesIO(data)))
-    except Exception:  # unparseable: Hudi's getClusteringPlan yields empty, i.e. not clustering
+    try:  # the bounded reader: a crafted array count must not build a list of billions of entries
+        rec = read_avro_metadata(data)
+    except InvalidTimelineError:  # unparseable: Hudi's getClusteringPlan yields empty, i.e. not clustering
         return False
-    return len(recs) == 1 and isinstance(recs[0], dict) and recs[0].get("operationType") == "CLUSTER"
+    return rec.get("operationType") == "CLUSTER"
 
 
 def pending_clustering(table) -> list[str]:

@@ -64,6 +64,17 @@ def safe_filename(name: str) -> str:
     return name
 
 
+def redact_uri(uri: str) -> str:
+    """``scheme://user:secret@host/path`` → ``scheme://***@host/path``; other URIs unchanged."""
+    scheme, sep, rest = uri.partition("://")
+    if not sep:
+        return uri
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:
+        authority = "***@" + authority.rsplit("@", 1)[1]
+    return f"{scheme}://{authority}{slash}{path}"
+
+
 @dataclass(frozen=True)
 class FileInfo:
     """One listed file: table-relative path, size in bytes, and whether it is a symlink."""
@@ -77,7 +88,7 @@ class FileInfo:
         return posixpath.basename(self.path)
 
 
-@dataclass
+@dataclass(repr=False)
 class Storage:
     """A table's base location plus an fsspec filesystem.
 
@@ -97,6 +108,14 @@ class Storage:
             uri = os.path.abspath(uri)
         self.base_uri = uri
         self._fs = None
+
+    def __repr__(self) -> str:
+        # options carry credentials (keys, secrets, tokens): never print their values, and
+        # drop any user:password@ part of the location (this repr ends up in task reprs, logs)
+        keys = ", ".join(sorted(map(str, self.options)))
+        return f"Storage({redact_uri(self.base_uri)!r}, options=<{len(self.options)} redacted: {keys}>)"
+
+    __str__ = __repr__
 
     # -- pickling: filesystems hold sockets/locks; rebuild on the other side
     def __getstate__(self) -> dict:

@@ -357,8 +357,8 @@ def load_commit_metadata(data: bytes, what: str = "commit metadata") -> dict:
         return {}
     try:
         meta = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
-        raise InvalidTimelineError(f"{what} is not valid JSON: {e}") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise InvalidTimelineError(f"{what} is not valid JSON: {str(e)[:200]}") from None
     if not isinstance(meta, dict):
         raise InvalidTimelineError(f"{what} is not a JSON object")
     p2s = meta.get("partitionToWriteStats") or {}
@@ -368,7 +368,41 @@ def load_commit_metadata(data: bytes, what: str = "commit metadata") -> dict:
         for s in stats:
             if not isinstance(s, dict):
                 raise InvalidTimelineError(f"{what}: a write stat is not an object")
+            _check_stat(s, what)
+    # the types Hudi's Jackson mapping of HoodieCommitMetadata would insist on, for the fields read
+    extra = meta.get("extraMetadata") or {}
+    if not isinstance(extra, dict) or not all(isinstance(v, str) or v is None for v in extra.values()):
+        raise InvalidTimelineError(f"{what}: extraMetadata is not a map of strings")
+    if extra.get("schema"):  # readers take the table schema from here
+        try:
+            schema = json.loads(extra["schema"])
+        except (ValueError, RecursionError):
+            raise InvalidTimelineError(f"{what}: the schema in extraMetadata is not JSON") from None
+        if not isinstance(schema, dict):
+            raise InvalidTimelineError(f"{what}: the schema in extraMetadata is not a record schema")
+    replaced = meta.get("partitionToReplaceFileIds") or {}
+    if not isinstance(replaced, dict) or not all(
+            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in replaced.values()):
+        raise InvalidTimelineError(f"{what}: partitionToReplaceFileIds is malformed")
     return meta
+
+
+_STAT_STR = ("fileId", "path", "partitionPath", "prevCommit", "baseFile", "hoodieEtcLinkTarget", "hoodieEtcLinkMode")
+_STAT_INT = ("numWrites", "numDeletes", "numUpdateWrites", "numInserts", "totalWriteBytes", "fileSizeInBytes",
+             "minEventTime", "maxEventTime", "logVersion", "totalLogFilesCompacted", "totalLogSizeCompacted")
+
+
+def _check_stat(s: Mapping, what: str) -> None:
+    for k in _STAT_STR:
+        if s.get(k) is not None and not isinstance(s[k], str):
+            raise InvalidTimelineError(f"{what}: write stat field {k} is not a string")
+    for k in _STAT_INT:
+        v = s.get(k)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or not -(2**63) <= v < 2**63):
+            raise InvalidTimelineError(f"{what}: write stat field {k} is not a 64-bit integer")
+    lf_ = s.get("logFiles")
+    if lf_ is not None and not (isinstance(lf_, list) and all(isinstance(x, str) for x in lf_)):
+        raise InvalidTimelineError(f"{what}: write stat field logFiles is not a list of strings")
 
 
 def iter_write_stats(meta: Mapping) -> Iterable[dict]:

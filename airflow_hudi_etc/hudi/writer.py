@@ -45,10 +45,12 @@ from .crash import crashpoint
 from .errors import (
     InstantExistsError,
     InvalidInputError,
+    InvalidTimelineError,
     TableExistsError,
     TableNotFoundError,
+    UnsafePathError,
 )
-from .fsview import PARTITION_METAFILE, FileSystemView, base_file_name
+from .fsview import PARTITION_METAFILE, FileSystemView, base_file_name, parse_base_file_name
 from .properties import (
     PAYLOAD_ALIASES,
     PROPERTIES_FILE,
@@ -70,7 +72,7 @@ from .schema import (
     normalize_input,
     with_meta_fields,
 )
-from .storage import Storage
+from .storage import Storage, safe_relpath
 from .table import HudiTable
 from .timeline import (
     META_DIR,
@@ -502,6 +504,14 @@ def rollback_failed_writes(storage: Storage, timeline: Timeline | None = None) -
     return done
 
 
+def rollback_write(storage: Storage, instant: str) -> int:
+    """Roll back one pending deltacommit (a crashed writer's): its marked files, then the instant.
+    Returns how many data files were removed. Completed instants are refused."""
+    if storage.exists(Instant(instant, Action.DELTA_COMMIT, State.COMPLETED).path()):
+        raise InvalidTimelineError(f"deltacommit {instant} is completed; it cannot be rolled back here")
+    return _remove_instant_files(storage, instant)
+
+
 def _marker_dir(instant: str) -> str:
     return f"{TEMP_DIR}/{instant}"
 
@@ -514,13 +524,30 @@ def _write_marker(storage: Storage, instant: str, rel_path: str, kind: str) -> N
         pass
 
 
-def _remove_instant_files(storage: Storage, instant: str) -> None:
-    for m in storage.list(_marker_dir(instant)):
-        base = m.name.rsplit(".marker.", 1)[0].replace("%2F", "/")
-        storage.delete(base)
+def _marked_file(instant: str, marker_name: str) -> str | None:
+    """The data file a marker names (None: it names none, e.g. Java's timeline-server ``MARKERS*``
+    files). A marker is a file anyone with write access could plant: one that points outside the
+    table or into ``.hoodie`` is refused, and only base/log file names are ever deleted."""
+    rel = safe_relpath(marker_name.rsplit(".marker.", 1)[0].replace("%2F", "/"))
+    if rel.split("/")[0] == META_DIR:
+        raise UnsafePathError(f"marker {marker_name!r} of {instant} names a table metadata file")
+    name = posixpath.basename(rel)
+    if parse_base_file_name(name) is None and lf.parse_log_file_name(name) is None:
+        return None
+    return rel
+
+
+def _remove_instant_files(storage: Storage, instant: str) -> int:
+    removed = 0
+    markers = storage.list(_marker_dir(instant))
+    targets = [_marked_file(instant, m.name) for m in markers]  # all checked before any delete
+    for m, rel in zip(markers, targets):
+        if rel is not None:
+            removed += storage.delete(rel)
         storage.delete(m.path)
     for state in (State.INFLIGHT, State.REQUESTED):
         storage.delete(Instant(instant, Action.DELTA_COMMIT, state).path())
+    return removed
 
 
 def _log_versions(view: FileSystemView) -> dict[tuple[str, str, str], int]:
@@ -544,6 +571,14 @@ def _target_slice_instant(view: FileSystemView, part: str, fid: str, pending: Ma
     return (s.base_instant if s is not None else g.slice_instants()[-1]), base_name
 
 
+class _PlansChanged(Exception):
+    """The pending compaction plans changed while a batch was being written (see write_batch)."""
+
+
+#: how often a batch is written again when compaction plans keep changing under it
+PLAN_CHANGE_RETRIES = 3
+
+
 def write_batch(
     path: str | Storage,
     batch: pa.Table,
@@ -555,17 +590,37 @@ def write_batch(
     reserved_log_versions: Callable[[HudiTable], Mapping[tuple[str, str, str], int]] | None = None,
     now: _dt.datetime | None = None,
 ) -> WriteResult:
-    """Write one batch as one deltacommit; see the module docstring."""
+    """Write one batch as one deltacommit; see the module docstring.
+
+    Just before committing, the writer lists the pending compaction plans again. If they
+    changed since it chose its file slices (a plan appeared: the logs it wrote into a slice that
+    plan closes would be dropped by its execution; a plan completed or vanished: keys were
+    located against base files that are no longer the latest), the batch is undone and written
+    again from the start, at most ``PLAN_CHANGE_RETRIES`` times; then a conflict is raised.
+    """
     if operation not in ("upsert", "delete"):
         raise InvalidInputError(f"operation {operation!r}: use upsert or delete")
     t_start = time.monotonic()
     engine = engine or LocalEngine()
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
+    rolled_back: list[str] = []  # by any attempt
+    for _ in range(PLAN_CHANGE_RETRIES):
+        try:
+            return _write_batch_once(storage, batch, operation=operation, engine=engine, options=options,
+                                     reserved_log_versions=reserved_log_versions, now=now, t_start=t_start,
+                                     rolled_back=rolled_back)
+        except _PlansChanged:
+            continue
+    raise InstantExistsError(f"conflict: compaction plans changed during each of {PLAN_CHANGE_RETRIES} attempts "
+                             "to write this batch; nothing was written, try again")
+
+
+def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engine, options: WriteOptions,
+                      reserved_log_versions, now, t_start: float, rolled_back: list[str]) -> WriteResult:
     table = HudiTable.load(storage)
     cfg = table.config
-    rolled_back: list[str] = []
     if options.rollback_failed_writes and table.timeline.pending_writes:
-        rolled_back = rollback_failed_writes(storage, table.timeline)
+        rolled_back += rollback_failed_writes(storage, table.timeline)
         table = table.reload()
     prepared = prepare_batch(table, batch, operation)
     data_cols = [c for c in prepared.column_names if c not in ("__key", "__part")]
@@ -621,7 +676,11 @@ def write_batch(
         if reserved_log_versions is not None:
             for k, v in reserved_log_versions(table).items():
                 versions[k] = max(versions[k], v)
-        pending_groups = table.pending_compaction_groups()
+        pending_groups = {}
+        if table.timeline.pending_compactions:
+            from ..compaction.service import pending_plan_groups
+
+            pending_groups = pending_plan_groups(table)
         idx = 0
         kind = "update" if operation == "upsert" else "delete"
         updates = prepared.filter(pc.is_valid(prepared.column("__fid")))
@@ -677,6 +736,8 @@ def write_batch(
             p2s[st["partitionPath"]].append(st)
         meta = commit_metadata(p2s, operation=operation.upper(), schema=data_schema_json)
         crashpoint("write.before-commit")
+        if Timeline.load(storage).pending_compaction_times != table.timeline.pending_compaction_times:
+            raise _PlansChanged()
         storage.create_if_absent(requested.path(State.COMPLETED), dump_commit_metadata(meta))
     except BaseException:
         _abort(storage, instant, planned)
