@@ -1,0 +1,75 @@
+"""Airflow provider metadata (entry point ``apache_airflow_provider``).
+
+Kept free of imports so that provider discovery (``airflow providers list``) never loads the
+operators, Spark or the Hudi layer.
+"""
+
+from __future__ import annotations
+
+INTEGRATION = "Apache Hudi (event-time compaction)"
+
+
+def get_provider_info() -> dict:
+    return {
+        "package-name": "airflow-hudi-etc",
+        "name": "Apache Hudi event-time compaction",
+        "description": (
+            "Event-time freshness guarantee for Apache Hudi Merge-On-Read read-optimized views: "
+            "a sensor and a deferrable trigger that wait for an event-time compaction window, operators that schedule, "
+            "execute, roll back event-time compactions through spark-submit and publish the "
+            "threshold in the Hive metastore."
+        ),
+        "integrations": [
+            {
+                "integration-name": INTEGRATION,
+                "external-doc-url": "https://hudi.apache.org/",
+                "tags": ["apache"],
+            }
+        ],
+        "hooks": [{"integration-name": INTEGRATION, "python-modules": ["airflow_hudi_etc.hooks.hudi"]}],
+        "sensors": [{"integration-name": INTEGRATION, "python-modules": ["airflow_hudi_etc.sensors.event_time"]}],
+        "triggers": [{"integration-name": INTEGRATION, "python-modules": ["airflow_hudi_etc.triggers.event_time"]}],
+        "operators": [{"integration-name": INTEGRATION, "python-modules": ["airflow_hudi_etc.operators.compaction"]}],
+        "notifications": ["airflow_hudi_etc.notifications.jsonl.JsonLinesNotifier"],
+        "connection-types": [
+            {
+                "connection-type": "hudi",
+                "hook-class-name": "airflow_hudi_etc.hooks.hudi.HudiTableHook",
+                "hook-name": "Apache Hudi table storage",
+                "ui-field-behaviour": {
+                    "hidden-fields": ["schema", "port"],
+                    "relabeling": {
+                        "host": "Endpoint URL",
+                        "login": "Access key id",
+                        "password": "Secret access key",
+                    },
+                    "placeholders": {
+                        "host": "https://s3.eu-west-1.amazonaws.com (empty: the filesystem's default)",
+                        "login": "fsspec option 'key' (S3)",
+                        "password": "fsspec option 'secret' (S3)",
+                        "extra": '{"storage_options": {"client_kwargs": {"region_name": "eu-west-1"}}}',
+                    },
+                },
+                "conn-fields": {
+                    "storage_options": {
+                        "label": "fsspec storage options",
+                        "description": (
+                            "JSON object passed to the fsspec filesystem of the table path (merged over "
+                            "key/secret/endpoint_url from the fields above)"
+                        ),
+                        "schema": {"type": ["object", "null"]},
+                    },
+                    "region_name": {
+                        "label": "Region",
+                        "description": "S3 region (client_kwargs.region_name)",
+                        "schema": {"type": ["string", "null"]},
+                    },
+                    "token": {
+                        "label": "Session token",
+                        "description": "Temporary-credential session token (fsspec option 'token')",
+                        "schema": {"type": ["string", "null"], "format": "password"},
+                    },
+                },
+            }
+        ],
+    }

@@ -1,0 +1,250 @@
+"""``HudiTableHook``: a Hudi table's timeline, read in this process (no Spark).
+
+Everything the sensor, its trigger and the operators' retry checks need: readiness of an
+event-time compaction, pending plans and their thresholds, the last published threshold, the
+freshness metrics. The storage options (fsspec: S3 key/secret/endpoint, ...) come from an
+Airflow connection of type ``hudi`` when one is given:
+
+============  =====================================================================
+field         fsspec option
+============  =====================================================================
+login         ``key`` (S3 access key id)
+password      ``secret`` (S3 secret access key)
+host          ``endpoint_url`` (S3-compatible stores: MinIO, Ceph, ...)
+extra         ``{"storage_options": {...}}`` merged last (any fsspec option, e.g.
+              ``{"client_kwargs": {"region_name": "eu-west-1"}}``), ``"region_name"``
+              (→ ``client_kwargs.region_name``), ``"token"`` (session token)
+============  =====================================================================
+
+e.g. ``AIRFLOW_CONN_HUDI_DEFAULT='{"conn_type": "hudi", "login": "AKIA...", "password": "...",
+"host": "http://minio:9000"}'``. Without a connection the filesystem's own defaults apply
+(local paths; S3 credentials from the environment / instance profile). Credentials are never
+logged: the secret values are registered with Airflow's secrets masker and
+:func:`describe_storage_options` shows only option names.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from airflow.sdk import BaseHook
+
+from ..hudi.stats import iso_ms
+from ..hudi.table import HudiTable
+from ..hudi.timeline import Action, State
+
+#: storage-option names whose values are secrets (masked, never logged)
+SECRET_OPTIONS = ("secret", "token", "password", "session_token", "aws_secret_access_key", "sas_token",
+                  "account_key", "client_secret", "credential")
+
+
+def _is_secret_name(name: str) -> bool:
+    n = name.lower()
+    return any(s in n for s in SECRET_OPTIONS) or n in ("key", "access_key", "aws_access_key_id")
+
+
+def describe_storage_options(options: Mapping[str, Any] | None) -> dict:
+    """The options with every secret (and key id) value replaced by ``***`` — what may be logged."""
+    out: dict = {}
+    for k, v in (options or {}).items():
+        if isinstance(v, Mapping):
+            out[k] = describe_storage_options(v)
+        else:
+            out[k] = "***" if _is_secret_name(str(k)) and v not in (None, "") else v
+    return out
+
+
+def storage_options_from_connection(conn: Any) -> dict:
+    """fsspec storage options from a ``hudi`` connection (see the module docstring)."""
+    opts: dict[str, Any] = {}
+    if getattr(conn, "login", None):
+        opts["key"] = conn.login
+    if getattr(conn, "password", None):
+        opts["secret"] = conn.password
+    if getattr(conn, "host", None):
+        opts["endpoint_url"] = conn.host
+    extra = conn.extra_dejson if hasattr(conn, "extra_dejson") else {}
+    if extra.get("token"):
+        opts["token"] = extra["token"]
+    if extra.get("region_name"):
+        opts.setdefault("client_kwargs", {})["region_name"] = extra["region_name"]
+    so = extra.get("storage_options") or {}
+    if not isinstance(so, Mapping):
+        from ..hudi.errors import InvalidInputError
+
+        raise InvalidInputError(f"connection {conn.conn_id!r}: extra 'storage_options' must be a JSON object")
+    for k, v in so.items():
+        if isinstance(v, Mapping) and isinstance(opts.get(k), Mapping):
+            opts[k] = {**opts[k], **v}
+        else:
+            opts[k] = v
+    return opts
+
+
+def _secret_values(options: Mapping[str, Any]) -> list[str]:
+    out = []
+    for k, v in options.items():
+        if isinstance(v, Mapping):
+            out += _secret_values(v)
+        elif _is_secret_name(str(k)) and isinstance(v, str) and v:
+            out.append(v)
+    return out
+
+
+# --------------------------------------------------------------------------- pure checks
+def pending_plans(table: HudiTable) -> list[dict]:
+    """Pending compactions, oldest first, with the threshold their plan carries (None: not ours)."""
+    from ..compaction.service import read_plan
+
+    out = []
+    for inst in table.timeline.pending_compactions:
+        entry = {"instant": inst.timestamp, "state": inst.state.name.lower(), "threshold_ms": None,
+                 "threshold": None, "strategy": None, "exact_split": None, "operations": None}
+        try:
+            plan = read_plan(table, inst.timestamp)
+        except Exception:  # unreadable plan: still pending (and blocking); the job will report it
+            out.append(entry)
+            continue
+        th = plan.extra.get("hoodie.etc.threshold.ms")
+        entry.update(
+            threshold_ms=int(th) if th not in (None, "") else None,
+            threshold=iso_ms(int(th)) if th not in (None, "") else None,
+            strategy=plan.extra.get("hoodie.etc.strategy"),
+            exact_split=str(plan.extra.get("hoodie.etc.exact.split", "")).lower() == "true",
+            operations=len(plan.operations),
+        )
+        out.append(entry)
+    return out
+
+
+def compaction_state(table: HudiTable, instant: str) -> str | None:
+    """``requested`` / ``inflight`` / ``completed`` of compaction ``instant``; None when absent."""
+    for i in table.timeline.get(instant):
+        if i.action is Action.COMPACTION:
+            return {State.REQUESTED: "requested", State.INFLIGHT: "inflight", State.COMPLETED: "completed"}[i.state]
+    return None
+
+
+def event_time_check(path: Any, *, threshold_ms: int, storage_options: Mapping[str, Any] | None = None) -> dict:
+    """What the sensor and its trigger decide, as one JSON-able dict.
+
+    ``state``: ``ready`` (a plan for this threshold may be made now), ``covered`` (the last
+    completed event-time compaction's threshold is already ≥ this one: a backfill run with
+    nothing to do), ``resume`` (a pending plan for exactly this threshold exists — an earlier
+    attempt scheduled it; the schedule task reuses it and execute finishes it) or ``waiting``
+    (another pending compaction or clustering must finish first). ``done`` is true except for
+    ``waiting``.
+    """
+    from ..compaction.trigger import check_readiness
+
+    table = path if isinstance(path, HudiTable) else HudiTable.load(path, storage_options)
+    r = check_readiness(table, threshold_ms=threshold_ms)
+    own = None
+    if not r.ready and not r.covered and r.pending_compactions and not r.pending_clustering:
+        own = next((p for p in pending_plans(table) if p["threshold_ms"] == threshold_ms), None)
+    if r.ready:
+        state, message = "ready", "ready: no pending compaction or clustering, threshold moves forward"
+    elif r.covered:
+        state = "covered"
+        message = (f"covered: the last event-time compaction ({r.last_compaction_instant}) already published "
+                   f"threshold {r.last_threshold} >= {r.threshold}; nothing to do for this run (backfill no-op)")
+    elif own is not None:
+        state = "resume"
+        message = (f"resume: compaction {own['instant']} ({own['state']}) was planned for this very threshold "
+                   f"by an earlier attempt; it will be reused and executed")
+    else:
+        state, message = "waiting", f"waiting: {r.reason}"
+    return {
+        **r.as_dict(),
+        "state": state,
+        "done": state != "waiting",
+        "pending_plan": own["instant"] if own else None,
+        "message": message,
+    }
+
+
+class HudiTableHook(BaseHook):
+    """Reads a Hudi MOR table's timeline (readiness, pending plans, thresholds, metrics).
+
+    :param hudi_conn_id: connection of type ``hudi`` holding fsspec storage options (see the
+        module docstring); None: no connection, the filesystem's defaults.
+    :param storage_options: explicit fsspec options, merged over the connection's.
+    """
+
+    conn_name_attr = "hudi_conn_id"
+    default_conn_name = "hudi_default"
+    conn_type = "hudi"
+    hook_name = "Apache Hudi table storage"
+
+    def __init__(self, hudi_conn_id: str | None = None, *, storage_options: Mapping[str, Any] | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.hudi_conn_id = hudi_conn_id
+        self._explicit = dict(storage_options or {})
+        self._options: dict | None = None
+
+    # ---------------------------------------------------------------- connection
+    def _finish(self, opts: dict) -> dict:
+        opts = {**opts, **self._explicit}
+        for v in _secret_values(opts):
+            try:
+                from airflow.sdk.log import mask_secret
+
+                mask_secret(v)
+            except Exception:  # outside a task process: nothing to register with
+                pass
+        self._options = opts
+        if opts:
+            self.log.info("Hudi storage options from %s: %s", self.hudi_conn_id or "arguments",
+                          describe_storage_options(opts))
+        return opts
+
+    def get_storage_options(self) -> dict:
+        """fsspec storage options (connection fields + extras + explicit options); cached."""
+        if self._options is None:
+            conn = self.get_connection(self.hudi_conn_id) if self.hudi_conn_id else None
+            self._finish(storage_options_from_connection(conn) if conn is not None else {})
+        return dict(self._options or {})
+
+    async def aget_storage_options(self) -> dict:
+        """:meth:`get_storage_options` for async code (the trigger)."""
+        if self._options is None:
+            conn = await self.aget_connection(self.hudi_conn_id) if self.hudi_conn_id else None
+            self._finish(storage_options_from_connection(conn) if conn is not None else {})
+        return dict(self._options or {})
+
+    def get_conn(self) -> dict:
+        return self.get_storage_options()
+
+    # ---------------------------------------------------------------- timeline reads
+    def load_table(self, path: str) -> HudiTable:
+        return HudiTable.load(path, self.get_storage_options())
+
+    def check(self, path: str, *, threshold_ms: int) -> dict:
+        """:func:`event_time_check` with this hook's storage options."""
+        return event_time_check(path, threshold_ms=threshold_ms, storage_options=self.get_storage_options())
+
+    def readiness(self, path: str, *, threshold_ms: int):
+        """The raw :class:`~airflow_hudi_etc.compaction.trigger.Readiness`."""
+        from ..compaction.trigger import check_readiness
+
+        return check_readiness(path, threshold_ms=threshold_ms, storage_options=self.get_storage_options())
+
+    def pending_plans(self, path: str) -> list[dict]:
+        return pending_plans(self.load_table(path))
+
+    def compaction_state(self, path: str, instant: str) -> str | None:
+        return compaction_state(self.load_table(path), instant)
+
+    def last_threshold(self, path: str) -> dict:
+        from ..compaction.trigger import last_threshold
+
+        ms, inst = last_threshold(self.load_table(path))
+        return {"threshold_ms": ms, "threshold": iso_ms(ms), "instant": inst}
+
+    def metrics(self, path: str, *, include_slices: bool = False, allow_scan: bool = False) -> dict:
+        """Freshness metrics (``compaction.metrics.table_metrics``) from the timeline alone."""
+        from ..compaction.metrics import table_metrics
+
+        return table_metrics(path, storage_options=self.get_storage_options(), include_slices=include_slices,
+                             allow_scan=allow_scan)

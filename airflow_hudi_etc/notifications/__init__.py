@@ -1,0 +1,1 @@
+"""Airflow notifications of the airflow-hudi-etc provider."""

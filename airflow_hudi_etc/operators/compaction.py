@@ -1,0 +1,548 @@
+"""Operators that run event-time compaction jobs through ``spark-submit``.
+
+Each operator submits ``airflow_hudi_etc/jobs.py`` with the Spark provider's ``SparkSubmitHook``
+(connection ``spark_default`` unless told otherwise)::
+
+    spark-submit [conf ...] <jobs.py> --result-file F <hudi-etc command> <args>
+
+and returns the job's result JSON (written to ``F``, read back here) as its XCom. Errors the job
+reports (``{"error": {"code", "type", "message"}}``) are raised again as the typed error of
+:mod:`airflow_hudi_etc.hudi.errors`.
+
+Retry safety, with as few JVM starts as possible (the table's timeline is read here first, in
+this process, through :class:`~airflow_hudi_etc.hooks.hudi.HudiTableHook`):
+
+* **schedule**: a pending plan for the same threshold (an earlier attempt made it) is reused,
+  without Spark; a covered threshold (a backfill run) returns ``instant: null`` without Spark.
+  If the job itself answers ``pending compaction X`` and X's threshold is ours, X is the result.
+* **execute**: a completed instant is reported (``status: "already completed"``) without Spark;
+  an inflight one (a crashed or killed run) is rolled back by the job and executed again.
+* **rollback**: only an inflight compaction has anything to undo; otherwise nothing is submitted.
+* ``on_kill`` (task killed, ``execution_timeout``): spark-submit runs in its own session, and the
+  whole process group — spark-submit's JVM *and* the local PySpark driver it started, which the
+  provider's own ``on_kill`` leaves behind — is terminated, then killed.
+
+A killed or failed ``execute`` leaves an inflight compaction, never a half-visible one: readers
+ignore it until its commit, and the next ``execute`` (or ``RollbackCompactionOperator``) cleans up.
+
+Metrics go to Airflow's ``Stats`` (``hudi_etc.<metric>``, tag ``table``): after execute
+``threshold_lag_seconds``, ``remaining_log_files``, ``remaining_log_bytes``, ``pending_compactions``,
+``execution_seconds``, ``logs_compacted``; after a catalog sync ``catalog_threshold_lag_seconds``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+from airflow.sdk import BaseOperator
+from airflow.sdk.exceptions import AirflowException
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+
+def job_script() -> str:
+    """Path of the job file spark-submit runs (``airflow_hudi_etc/jobs.py``)."""
+    from .. import jobs
+
+    return os.path.abspath(jobs.__file__)
+
+
+def _stats():
+    try:
+        from airflow.sdk.observability.stats import Stats
+    except ImportError:  # older Airflow
+        from airflow.stats import Stats  # type: ignore[no-redef]
+    return Stats
+
+
+def emit_gauges(values: Mapping[str, Any], *, table: str | None, log=None) -> dict[str, float]:
+    """``Stats.gauge("hudi_etc.<name>", value, tags={"table": table})`` for every numeric value;
+    returns what was sent. Metrics never fail a task."""
+    sent: dict[str, float] = {}
+    try:
+        stats = _stats()
+        tags = {"table": table} if table else None
+        for name, v in values.items():
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                continue
+            stats.gauge(f"hudi_etc.{name}", float(v), tags=tags)
+            sent[name] = float(v)
+    except Exception as e:  # pragma: no cover - a broken metrics backend
+        if log is not None:
+            log.warning("metrics not sent: %s", e)
+    return sent
+
+
+def _none_if_empty(v: Any) -> Any:
+    return None if v is None or (isinstance(v, str) and v.strip() in ("", "None", "null")) else v
+
+
+def _raise_job_error(err: Mapping[str, Any], cause: BaseException | None = None):
+    from ..hudi import errors
+
+    cls = getattr(errors, str(err.get("type", "")), None)
+    if not (isinstance(cls, type) and issubclass(cls, errors.HudiEtcError)):
+        cls = errors.HudiEtcError
+    e = cls(str(err.get("message", "")))
+    if err.get("code"):
+        e.code = err["code"]
+    raise e from cause
+
+
+class ProcessGroupSparkSubmitHook(SparkSubmitHook):
+    """``SparkSubmitHook`` whose spark-submit runs in a new session, so that :meth:`on_kill` can
+    end the whole process group: the JVM and, in local/client mode, the PySpark driver process the
+    JVM started (the base hook kills the JVM only and orphans the driver)."""
+
+    kill_grace_seconds = 10.0
+
+    def submit(self, application: str = "", **kwargs: Any) -> str | None:
+        kwargs.setdefault("start_new_session", True)
+        return super().submit(application, **kwargs)
+
+    def _own_group(self) -> int | None:
+        proc = getattr(self, "_submit_sp", None)
+        if proc is None:
+            return None
+        try:
+            pgid = os.getpgid(proc.pid)
+        except ProcessLookupError:
+            return None
+        # only a group spark-submit leads (start_new_session): never our own
+        return pgid if pgid == proc.pid and pgid != os.getpgid(0) else None
+
+    def on_kill(self) -> None:
+        pgid = self._own_group()
+        proc = getattr(self, "_submit_sp", None)
+        if pgid is not None:
+            self.log.info("Terminating spark-submit process group %s", pgid)
+            try:
+                os.killpg(pgid, signal.SIGTERM)
+            except ProcessLookupError:
+                pgid = None
+            if proc is not None:
+                try:
+                    proc.wait(timeout=self.kill_grace_seconds)
+                except subprocess.TimeoutExpired:
+                    pass
+        super().on_kill()
+        if pgid is not None:
+            try:  # whatever is left of the group (a driver that ignored SIGTERM, Python workers)
+                os.killpg(pgid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+class HudiEtcSparkJobOperator(BaseOperator):
+    """Base class: submit one ``hudi-etc`` command as a Spark job; XCom = its result JSON.
+
+    :param table_path: the table's base path (templated).
+    :param conn_id: Spark connection (master, deploy mode, ...); default ``spark_default``.
+    :param conf: Spark configuration (templated), e.g. ``{"spark.executor.memory": "4g"}``.
+    :param py_files: ``--py-files`` (templated): a zip of ``airflow_hudi_etc`` (and its pure-Python
+        dependencies) for clusters where the package is not installed.
+    :param application: the job file (templated); default the installed ``airflow_hudi_etc/jobs.py``.
+        Give a copy on HDFS/S3 for cluster deploy mode.
+    :param env_vars: environment of spark-submit (templated; the provider maps it to the driver's
+        environment on YARN/K8s).
+    :param result_uri: directory (fsspec URI) for the result file, for cluster deploy mode where
+        the driver cannot write to this machine; default a local temporary directory.
+    :param hudi_conn_id: ``hudi`` connection for the reads done here (timeline checks, the result
+        file on object storage).
+    :param spark_submit_kwargs: any further ``SparkSubmitHook`` arguments (``driver_memory``,
+        ``executor_memory``, ``jars``, ``name``, ``verbose``, ...).
+    :param table_tag: the ``table`` tag of the metrics (default: the table's name).
+    """
+
+    template_fields: Sequence[str] = ("table_path", "conf", "py_files", "application", "env_vars", "result_uri")
+    template_fields_renderers = {"conf": "json", "env_vars": "json"}
+    ui_color = "#ffe6cc"
+    command: str = ""
+
+    def __init__(
+        self,
+        *,
+        table_path: str,
+        conn_id: str = "spark_default",
+        conf: dict[str, Any] | None = None,
+        py_files: str | None = None,
+        application: str | None = None,
+        env_vars: dict[str, Any] | None = None,
+        result_uri: str | None = None,
+        hudi_conn_id: str | None = None,
+        spark_submit_kwargs: dict[str, Any] | None = None,
+        table_tag: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.table_path = table_path
+        self.conn_id = conn_id
+        self.conf = conf
+        self.py_files = py_files
+        self.application = application
+        self.env_vars = env_vars
+        self.result_uri = result_uri
+        self.hudi_conn_id = hudi_conn_id
+        self.spark_submit_kwargs = dict(spark_submit_kwargs or {})
+        self.table_tag = table_tag
+        self._spark_hook: ProcessGroupSparkSubmitHook | None = None
+
+    # ------------------------------------------------------------------ helpers
+    def hudi_hook(self):
+        from ..hooks.hudi import HudiTableHook
+
+        return HudiTableHook(self.hudi_conn_id)
+
+    def spark_conf(self) -> dict[str, Any]:
+        return dict(self.conf or {})
+
+    def _result_location(self, context: Context | None) -> tuple[str, str | None]:
+        """(result file, local temp dir to remove afterwards)."""
+        if self.result_uri:
+            ctx = context or {}
+            run_id = re.sub(r"[^A-Za-z0-9_.=-]", "_", str(ctx.get("run_id") or "run"))
+            ti = ctx.get("ti")
+            attempt = getattr(ti, "try_number", None) or 0
+            name = f"{self.dag_id or 'dag'}/{self.task_id}/{run_id}/try-{attempt}-{uuid.uuid4().hex}.json"
+            return f"{str(self.result_uri).rstrip('/')}/{name}", None
+        tmp = tempfile.mkdtemp(prefix=f"hudi-etc-{self.command}-")
+        return os.path.join(tmp, "result.json"), tmp
+
+    def _read_result(self, location: str) -> dict | None:
+        if "://" in location and not location.startswith("file://"):
+            import fsspec
+
+            fs, p = fsspec.core.url_to_fs(location, **self.hudi_hook().get_storage_options())
+            if not fs.exists(p):
+                return None
+            with fs.open(p, "r") as f:
+                text = f.read()
+            try:
+                fs.rm(p)
+            except Exception:
+                pass
+        else:
+            location = location[len("file://"):] if location.startswith("file://") else location
+            if not os.path.exists(location):
+                return None
+            with open(location) as f:
+                text = f.read()
+        return json.loads(text)
+
+    def run_job(self, args: list[str], context: Context | None = None) -> dict:
+        """Submit ``jobs.py --result-file F <args>``; the job's result, or its typed error."""
+        location, tmp = self._result_location(context)
+        kwargs = {"name": f"hudi-etc-{self.command}-{self.task_id}", **self.spark_submit_kwargs}
+        hook = ProcessGroupSparkSubmitHook(
+            conf=self.spark_conf(),
+            conn_id=self.conn_id,
+            py_files=self.py_files,
+            application_args=["--result-file", location, *[str(a) for a in args]],
+            env_vars=dict(self.env_vars) if self.env_vars else None,
+            **kwargs,
+        )
+        self._spark_hook = hook
+        try:
+            started = time.monotonic()
+            try:
+                hook.submit(self.application or job_script())
+            except AirflowException as e:
+                result = self._read_result(location)
+                if isinstance(result, dict) and "error" in result:
+                    _raise_job_error(result["error"], e)
+                raise
+            result = self._read_result(location)
+            if result is None:
+                raise AirflowException(f"spark-submit succeeded but the job wrote no result to {location}")
+            if "error" in result:
+                _raise_job_error(result["error"])
+            self.log.info("hudi-etc %s finished in %.1f s", self.command, time.monotonic() - started)
+            result["spark_submitted"] = True
+            return result
+        finally:
+            self._spark_hook = None
+            if tmp:
+                shutil.rmtree(tmp, ignore_errors=True)
+
+    def on_kill(self) -> None:
+        hook = self._spark_hook
+        if hook is not None:
+            hook.on_kill()
+
+    def _table_tag(self, table) -> str | None:
+        return self.table_tag or getattr(getattr(table, "config", None), "name", None)
+
+
+class ScheduleEventTimeCompactionOperator(HudiEtcSparkJobOperator):
+    """Plan an event-time compaction (``hudi-etc schedule``) for
+    ``threshold = compaction_time − data_latency``.
+
+    XCom: ``{instant, threshold, threshold_ms, reason, operations, compaction_time, state, covered,
+    reused, spark_submitted}`` — ``instant`` is null when nothing was planned (``reason`` says why:
+    covered, another plan pending, no log qualifies).
+
+    :param data_latency: ``2h``, ``30m``, ``PT2H`` (templated).
+    :param compaction_time: ISO-8601 (templated); default the run's ``data_interval_end``.
+    :param link_mode: ``auto`` | ``copy`` | ``symlink``: how remaining logs are re-exposed.
+    :param exact_split: records after the threshold stay out of the base file.
+    :param event_time_field: event-time column for tables whose properties name none.
+    """
+
+    template_fields: Sequence[str] = (*HudiEtcSparkJobOperator.template_fields, "data_latency", "compaction_time",
+                                      "link_mode", "event_time_field")
+    command = "schedule"
+
+    def __init__(self, *, data_latency: str, compaction_time: str | None = None, link_mode: str = "auto",
+                 exact_split: bool = False, event_time_field: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.data_latency = data_latency
+        self.compaction_time = compaction_time
+        self.link_mode = link_mode
+        self.exact_split = exact_split
+        self.event_time_field = event_time_field
+
+    def execute(self, context: Context) -> dict:
+        from ..compaction.service import parse_duration
+        from ..hooks.hudi import event_time_check, pending_plans
+        from ..hudi.errors import InvalidInputError
+        from ..sensors.event_time import threshold_for
+
+        if self.link_mode not in ("auto", "copy", "symlink"):
+            raise InvalidInputError(f"link mode {self.link_mode!r}: use auto, copy or symlink")
+        parse_duration(str(self.data_latency))
+        ct, threshold_ms = threshold_for(_none_if_empty(self.compaction_time), self.data_latency, context)
+        hook = self.hudi_hook()
+        table = hook.load_table(self.table_path)
+        pre = event_time_check(table, threshold_ms=threshold_ms)
+        base = {"threshold": pre["threshold"], "threshold_ms": threshold_ms, "compaction_time": ct.isoformat(),
+                "state": pre["state"], "covered": pre["state"] == "covered", "reused": False,
+                "spark_submitted": False, "operations": 0}
+        if pre["state"] == "resume":
+            plan = next(p for p in pending_plans(table) if p["instant"] == pre["pending_plan"])
+            self.log.info("reusing compaction %s planned for this threshold by an earlier attempt", plan["instant"])
+            return {**base, "instant": plan["instant"], "reason": "already scheduled", "reused": True,
+                    "operations": plan["operations"] or 0}
+        if pre["state"] != "ready":
+            self.log.info("not scheduling: %s", pre["message"])
+            return {**base, "instant": None, "reason": pre["reason"]}
+        args = ["schedule", "--path", self.table_path, "--data-latency", str(self.data_latency),
+                "--compaction-time", ct.isoformat(), "--link-mode", self.link_mode]
+        if self.exact_split:
+            args.append("--exact-split")
+        if self.event_time_field:
+            args += ["--event-time-field", self.event_time_field]
+        res = self.run_job(args, context)
+        if res.get("threshold_ms") not in (None, threshold_ms):
+            raise AirflowException(f"the job planned threshold {res.get('threshold_ms')}, expected {threshold_ms}")
+        out = {**base, **res}
+        m = re.match(r"pending compaction (\d+)", str(res.get("reason") or ""))
+        if res.get("instant") is None and m:
+            # lost a race with a retry of ourselves (or another scheduler with our threshold)
+            plan = next((p for p in hook.pending_plans(self.table_path) if p["instant"] == m.group(1)), None)
+            if plan is not None and plan["threshold_ms"] == threshold_ms:
+                out.update(instant=plan["instant"], reason="already scheduled", reused=True,
+                           operations=plan["operations"] or 0)
+        self.log.info("schedule: instant %s (%s)", out.get("instant"), out.get("reason"))
+        return out
+
+
+def _scheduled_instant(op: BaseOperator, context: Context) -> tuple[str | None, str]:
+    """The instant a schedule task of this run planned: ``op.schedule_task_id``, else every upstream
+    :class:`ScheduleEventTimeCompactionOperator` (direct or not)."""
+    ids = [op.schedule_task_id] if op.schedule_task_id else []
+    if not ids and op.has_dag():
+        ids = sorted(t.task_id for t in op.get_flat_relatives(upstream=True)
+                     if isinstance(t, ScheduleEventTimeCompactionOperator))
+    ti = context.get("ti") if hasattr(context, "get") else None
+    for task_id in ids:
+        x = ti.xcom_pull(task_ids=task_id) if ti is not None else None
+        if isinstance(x, Mapping) and x.get("instant"):
+            return str(x["instant"]), f"XCom of {task_id}"
+    return None, "no schedule XCom"
+
+
+class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
+    """Execute a planned compaction (``hudi-etc execute``). XCom: the job's metrics (``status``:
+    ``completed`` / ``already completed`` / ``nothing to execute``, ``instant``, ``threshold``,
+    ``threshold_ms``, logs compacted/remaining, ...) plus ``freshness`` (the table's metrics after).
+
+    :param instant: the compaction to execute (templated). Default: the ``instant`` in the XCom of
+        ``schedule_task_id`` (default: the upstream schedule task(s) of this DAG), else the oldest
+        pending compaction, else nothing to do.
+    :param schedule_task_id: task whose XCom names the instant.
+    """
+
+    template_fields: Sequence[str] = (*HudiEtcSparkJobOperator.template_fields, "instant")
+    command = "execute"
+
+    def __init__(self, *, instant: str | None = None, schedule_task_id: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.instant = instant
+        self.schedule_task_id = schedule_task_id
+
+    def resolve_instant(self, context: Context, hook) -> tuple[str | None, str]:
+        inst = _none_if_empty(self.instant)
+        if inst:
+            return str(inst), "argument"
+        inst, source = _scheduled_instant(self, context)
+        if inst:
+            return inst, source
+        plans = hook.pending_plans(self.table_path)
+        if plans:
+            return plans[0]["instant"], "oldest pending compaction"
+        return None, "none pending"
+
+    def execute(self, context: Context) -> dict:
+        from ..compaction.service import execute as execute_locally
+        from ..hooks.hudi import compaction_state
+        from ..hudi.errors import InvalidTimelineError
+
+        hook = self.hudi_hook()
+        instant, source = self.resolve_instant(context, hook)
+        table = hook.load_table(self.table_path)
+        if instant is None:
+            self.log.info("no compaction to execute")
+            result = {"instant": None, "status": "nothing to execute", "spark_submitted": False}
+        else:
+            state = compaction_state(table, instant)
+            self.log.info("compaction %s (%s) is %s", instant, source, state)
+            if state is None:
+                raise InvalidTimelineError(f"no compaction {instant} on the timeline of {self.table_path}")
+            if state == "completed":  # a retry after the commit: report it, nothing to run
+                result = {**execute_locally(table.storage, instant=instant), "spark_submitted": False}
+            else:
+                result = self.run_job(["execute", "--path", self.table_path, "--instant", instant], context)
+        result["instant_source"] = source
+        fresh = hook.metrics(self.table_path)
+        result["freshness"] = {k: fresh.get(k) for k in (
+            "threshold", "threshold_ms", "threshold_lag_seconds", "remaining_log_files", "remaining_log_bytes",
+            "min_event_time", "pending_compactions", "last_compaction_instant")}
+        gauges = {k: fresh.get(k) for k in ("threshold_lag_seconds", "remaining_log_files", "remaining_log_bytes")}
+        gauges["pending_compactions"] = len(fresh.get("pending_compactions") or [])
+        if result.get("status") == "completed":
+            gauges["execution_seconds"] = result.get("execution_seconds")
+            gauges["logs_compacted"] = result.get("logs_compacted")
+        result["metrics_sent"] = emit_gauges(gauges, table=self.table_tag or fresh.get("table"), log=self.log)
+        return result
+
+
+class RollbackCompactionOperator(HudiEtcSparkJobOperator):
+    """Undo a failed or killed execution (``hudi-etc rollback``): its files go, the plan is requested
+    again. Meant for ``trigger_rule="one_failed"`` after an execute task.
+
+    :param instant: the compaction (or pending deltacommit) to roll back (templated). Default: the
+        instant in the XCom of ``schedule_task_id`` (default: the upstream schedule task(s)), else
+        the inflight compaction; nothing inflight → nothing is submitted.
+    """
+
+    template_fields: Sequence[str] = (*HudiEtcSparkJobOperator.template_fields, "instant")
+    command = "rollback"
+
+    def __init__(self, *, instant: str | None = None, schedule_task_id: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.instant = instant
+        self.schedule_task_id = schedule_task_id
+
+    def execute(self, context: Context) -> dict:
+        from ..hooks.hudi import compaction_state, pending_plans
+        from ..hudi.errors import InvalidTimelineError
+
+        hook = self.hudi_hook()
+        table = hook.load_table(self.table_path)
+        explicit = _none_if_empty(self.instant)
+        instant, source = (str(explicit), "argument") if explicit else _scheduled_instant(self, context)
+        if instant is None:
+            instant = next((p["instant"] for p in pending_plans(table) if p["state"] == "inflight"), None)
+            source = "inflight compaction"
+        base = {"instant": instant, "instant_source": source, "spark_submitted": False}
+        if instant is None:
+            return {**base, "status": "nothing to roll back"}
+        state = compaction_state(table, instant)
+        if state == "completed":
+            if explicit:
+                raise InvalidTimelineError(f"compaction {instant} is completed; it cannot be rolled back")
+            return {**base, "status": "completed (nothing to roll back)"}
+        if state == "requested":
+            return {**base, "status": "requested", "files_removed": 0}
+        if state is None and not explicit:
+            return {**base, "status": "nothing to roll back"}
+        return {**self.run_job(["rollback", "--path", self.table_path, "--instant", instant], context),
+                "instant_source": source}
+
+
+class SyncEventTimeThresholdOperator(HudiEtcSparkJobOperator):
+    """Publish the RO threshold in the Hive metastore (``hudi-etc sync-catalog``): registers
+    ``<table>_ro`` / ``<table>_rt`` and sets ``hoodie.eventtime.*`` on ``<table>_ro``; never moves
+    the threshold back. XCom: the sync result (``status``: ``updated`` / ``unchanged`` /
+    ``no threshold yet``).
+
+    :param database: Hive database (created when absent).
+    :param table: base name of the catalog tables.
+    :param metastore_uri: ``thrift://host:9083``; default an embedded Derby metastore in
+        ``metastore_dir`` (on the driver's machine).
+    :param metastore_dir: directory of the embedded Derby metastore.
+    :param warehouse_dir: ``spark.sql.warehouse.dir``.
+    """
+
+    template_fields: Sequence[str] = (*HudiEtcSparkJobOperator.template_fields, "database", "table", "metastore_uri",
+                                      "metastore_dir", "warehouse_dir")
+    command = "sync-catalog"
+
+    def __init__(self, *, table: str, database: str = "default", metastore_uri: str | None = None,
+                 metastore_dir: str | None = None, warehouse_dir: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.database = database
+        self.table = table
+        self.metastore_uri = metastore_uri
+        self.metastore_dir = metastore_dir
+        self.warehouse_dir = warehouse_dir
+
+    def spark_conf(self) -> dict[str, Any]:
+        conf = super().spark_conf()
+        if not _none_if_empty(self.metastore_uri) and _none_if_empty(self.metastore_dir):
+            # the driver JVM starts before the job: put derby.log next to the metastore, not in the cwd
+            conf.setdefault("spark.driver.extraJavaOptions",
+                            f"-Dderby.system.home={os.path.abspath(str(self.metastore_dir))}")
+        return conf
+
+    def execute(self, context: Context) -> dict:
+        from ..compaction.catalog import catalog_names
+
+        catalog_names(self.database, self.table)
+        args = ["sync-catalog", "--path", self.table_path, "--database", self.database, "--table", self.table]
+        for flag, v in (("--metastore-uri", self.metastore_uri), ("--metastore-dir", self.metastore_dir),
+                        ("--warehouse-dir", self.warehouse_dir)):
+            if _none_if_empty(v):
+                args += [flag, str(v)]
+        result = self.run_job(args, context)
+        catalog_ms = max((v for v in (result.get("threshold_ms"), result.get("previous_threshold_ms"))
+                          if isinstance(v, int)), default=None)
+        if catalog_ms is not None:
+            lag = time.time() - catalog_ms / 1000
+            result["metrics_sent"] = emit_gauges({"catalog_threshold_lag_seconds": lag},
+                                                 table=self.table_tag or self.table, log=self.log)
+        self.log.info("catalog sync: %s (%s)", result.get("status"), result.get("reason"))
+        return result
+
+
+__all__ = [
+    "HudiEtcSparkJobOperator",
+    "ProcessGroupSparkSubmitHook",
+    "ScheduleEventTimeCompactionOperator",
+    "ExecuteCompactionOperator",
+    "RollbackCompactionOperator",
+    "SyncEventTimeThresholdOperator",
+    "emit_gauges",
+    "job_script",
+]
