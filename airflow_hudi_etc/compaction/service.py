@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..hudi.crash import crashpoint
+from ..hudi.rollback import rollback_with_instant
 from ..hudi.errors import InstantExistsError, InvalidInputError, InvalidTimelineError
 from ..hudi.schema import FILE_NAME, RECORD_KEY, event_time_millis, event_time_value_millis
 from ..hudi.stats import iso_ms, log_event_range, log_stats_index, pending_clustering
@@ -766,18 +767,22 @@ def rollback(path: str | Storage, *, instant: str, storage_options: Mapping[str,
     if insts[0].is_completed:
         raise InvalidTimelineError(f"compaction {instant} is completed; it cannot be rolled back here")
     plan = read_plan(table, instant)
-    removed = 0
+    files: dict[str, list[str]] = {}
+    listings: dict[str, list] = {}
     for op in plan.operations:
-        for f in storage.list(op.partition):
-            if f.name.startswith(op.file_id + "_") and f.name.endswith(f"_{instant}.parquet"):
-                removed += storage.delete(f.path)
-        for rel in plan_outputs(plan, op):
-            if storage.delete(rel):
-                removed += 1
-                crashpoint("rollback.after-file-removed")
+        if op.partition not in listings:
+            listings[op.partition] = storage.list(op.partition)
+        names = {f.name: f.path for f in listings[op.partition]}
+        out = files.setdefault(op.partition, [])
+        out += [rel for name, rel in names.items()
+                if name.startswith(op.file_id + "_") and name.endswith(f"_{instant}.parquet")]
+        out += plan_outputs(plan, op)  # not filtered by the listing: a dangling link must go too
+    # recorded as a rollback instant, as Hudi does (hudi/rollback.py); then back to requested
+    rb, removed = rollback_with_instant(storage, instant=instant, action=Action.COMPACTION, files=files,
+                                       after_delete=lambda: crashpoint("rollback.after-file-removed"))
     crashpoint("rollback.before-inflight-removed")
     storage.delete(Instant(instant, Action.COMPACTION, State.INFLIGHT).path())
-    return {"instant": instant, "status": "requested", "files_removed": removed}
+    return {"instant": instant, "status": "requested", "files_removed": removed, "rollback_instant": rb}
 
 
 def unschedule(path: str | Storage, *, instant: str, storage_options: Mapping[str, Any] | None = None) -> dict:

@@ -42,6 +42,7 @@ import pyarrow.parquet as pq
 from . import bloom as bloom_mod
 from . import logformat as lf
 from .crash import crashpoint
+from .rollback import rollback_with_instant
 from .errors import (
     InstantExistsError,
     InvalidInputError,
@@ -499,7 +500,7 @@ def rollback_failed_writes(storage: Storage, timeline: Timeline | None = None) -
     for inst in timeline.pending_writes:
         if inst.action is not Action.DELTA_COMMIT:
             continue
-        _remove_instant_files(storage, inst.timestamp)
+        _remove_instant_files(storage, inst.timestamp, record=True)
         done.append(inst.timestamp)
     return done
 
@@ -509,7 +510,7 @@ def rollback_write(storage: Storage, instant: str) -> int:
     Returns how many data files were removed. Completed instants are refused."""
     if storage.exists(Instant(instant, Action.DELTA_COMMIT, State.COMPLETED).path()):
         raise InvalidTimelineError(f"deltacommit {instant} is completed; it cannot be rolled back here")
-    return _remove_instant_files(storage, instant)
+    return _remove_instant_files(storage, instant, record=True)
 
 
 def _marker_dir(instant: str) -> str:
@@ -537,13 +538,22 @@ def _marked_file(instant: str, marker_name: str) -> str | None:
     return rel
 
 
-def _remove_instant_files(storage: Storage, instant: str) -> int:
-    removed = 0
+def _remove_instant_files(storage: Storage, instant: str, *, record: bool = False) -> int:
+    """Delete a failed deltacommit's marked files, its markers, then its timeline files.
+
+    ``record``: under a rollback instant (hudi/rollback.py), as Hudi does for a crashed writer's
+    instant; a batch that fails in this process undoes itself without one."""
     markers = storage.list(_marker_dir(instant))
     targets = [_marked_file(instant, m.name) for m in markers]  # all checked before any delete
-    for m, rel in zip(markers, targets):
-        if rel is not None:
-            removed += storage.delete(rel)
+    if record:
+        files: dict[str, list[str]] = {}
+        for rel in targets:
+            if rel is not None:
+                files.setdefault(posixpath.dirname(rel), []).append(rel)
+        _, removed = rollback_with_instant(storage, instant=instant, action=Action.DELTA_COMMIT, files=files)
+    else:
+        removed = sum(bool(storage.delete(rel)) for rel in targets if rel is not None)
+    for m in markers:
         storage.delete(m.path)
     for state in (State.INFLIGHT, State.REQUESTED):
         storage.delete(Instant(instant, Action.DELTA_COMMIT, state).path())
