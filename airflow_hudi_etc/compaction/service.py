@@ -750,12 +750,18 @@ def _check_instant(instant: str) -> None:
         raise InvalidInputError(f"instant {instant!r}: give a 14- or 17-digit instant time")
 
 
-def rollback(path: str | Storage, *, instant: str, storage_options: Mapping[str, Any] | None = None) -> dict:
-    """Undo a failed/inflight execution: its base files, links and copies; back to requested."""
+def _compaction_instants(path: str | Storage, instant: str, storage_options: Mapping[str, Any] | None
+                         ) -> tuple[Storage, HudiTable, list[Instant]]:
+    """The table and the timeline entries of compaction ``instant`` (checked to be an instant time)."""
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
     _check_instant(instant)
     table = HudiTable.load(storage)
-    insts = [i for i in table.timeline.get(instant) if i.action is Action.COMPACTION]
+    return storage, table, [i for i in table.timeline.get(instant) if i.action is Action.COMPACTION]
+
+
+def rollback(path: str | Storage, *, instant: str, storage_options: Mapping[str, Any] | None = None) -> dict:
+    """Undo a failed/inflight execution: its base files, links and copies; back to requested."""
+    storage, table, insts = _compaction_instants(path, instant, storage_options)
     if not insts:
         writes = [i for i in table.timeline.get(instant) if i.action is Action.DELTA_COMMIT and i.is_pending]
         if writes:  # a crashed writer's deltacommit: what the next write would roll back
@@ -786,10 +792,7 @@ def rollback(path: str | Storage, *, instant: str, storage_options: Mapping[str,
 
 
 def unschedule(path: str | Storage, *, instant: str, storage_options: Mapping[str, Any] | None = None) -> dict:
-    storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
-    _check_instant(instant)
-    table = HudiTable.load(storage)
-    insts = [i for i in table.timeline.get(instant) if i.action is Action.COMPACTION]
+    storage, table, insts = _compaction_instants(path, instant, storage_options)
     if not insts:
         # a crashed unschedule (or schedule) may have left the plan's .aux copy: finish the job
         storage.delete(f"{AUX_DIR}/{Instant(instant, Action.COMPACTION, State.REQUESTED).file_name()}")
