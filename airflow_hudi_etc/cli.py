@@ -2,6 +2,12 @@
 
 Errors print ``{"error": {"code", "type", "message"}}`` on stdout, the message on stderr, and
 exit with status 2 (bad input / refused) or 1 (unexpected failure).
+
+Storage options (fsspec; e.g. S3 ``key``/``secret``/``endpoint_url``/``client_kwargs``) come from
+the environment variable ``HUDI_ETC_STORAGE_OPTIONS``, a JSON object — not from the command line,
+where credentials would be visible to every user of the machine. Without it the filesystem's
+defaults apply (S3: the ``AWS_*`` variables, profiles, instance roles). ``--engine spark`` jobs
+inherit the variable; the driver ships the options to the executors inside the pickled tasks.
 """
 
 from __future__ import annotations
@@ -14,6 +20,36 @@ from typing import Any
 from .hudi.errors import HudiEtcError
 
 
+STORAGE_OPTIONS_ENV = "HUDI_ETC_STORAGE_OPTIONS"
+
+
+def storage_options_from_env(environ: Any = None) -> dict:
+    """The fsspec storage options in ``$HUDI_ETC_STORAGE_OPTIONS`` (a JSON object), or {}."""
+    import os
+
+    from .hudi.errors import InvalidInputError
+
+    text = (os.environ if environ is None else environ).get(STORAGE_OPTIONS_ENV, "").strip()
+    if not text:
+        return {}
+    try:
+        opts = json.loads(text)
+    except ValueError as e:  # never echo the text: it holds credentials
+        raise InvalidInputError(f"{STORAGE_OPTIONS_ENV} is not valid JSON (line {getattr(e, 'lineno', '?')}, "
+                                f"column {getattr(e, 'colno', '?')})") from None
+    if not isinstance(opts, dict):
+        raise InvalidInputError(f"{STORAGE_OPTIONS_ENV} must be a JSON object of fsspec storage options, "
+                                f"not {type(opts).__name__}")
+    return opts
+
+
+def _storage(a):
+    """The table of this command: ``Storage(--path, $HUDI_ETC_STORAGE_OPTIONS)``."""
+    from .hudi.storage import Storage
+
+    return Storage(a.path, storage_options_from_env())
+
+
 def _out(obj: Any) -> None:
     print(json.dumps(obj, indent=2, default=str))
 
@@ -22,7 +58,7 @@ def cmd_init(a) -> dict:
     from .hudi.writer import init_table
 
     return init_table(
-        a.path,
+        _storage(a),
         table_name=a.table_name,
         record_key=a.record_key,
         precombine_field=a.precombine_field,
@@ -61,7 +97,7 @@ def cmd_write(a) -> dict:
     from .hudi.writer import read_input, write_batch
 
     engine = _engine(a)
-    res = write_batch(a.path, read_input(a.input), operation=a.operation, engine=engine)
+    res = write_batch(_storage(a), read_input(a.input), operation=a.operation, engine=engine)
     return {**res.as_dict(), "engine": engine.name}
 
 
@@ -70,7 +106,7 @@ def cmd_read(a) -> dict:
 
     from .hudi.table import HudiTable
 
-    t = HudiTable.load(a.path)
+    t = HudiTable.load(_storage(a))
     data = t.read(read_optimized=a.read_optimized, as_of=a.as_of)
     pq.write_table(data, a.output)
     return {
@@ -84,7 +120,7 @@ def cmd_read(a) -> dict:
 def cmd_status(a) -> dict | str:
     from .compaction.metrics import table_metrics
 
-    m = table_metrics(a.path)
+    m = table_metrics(_storage(a))
     if a.sla:
         from .compaction.service import parse_duration
 
@@ -102,7 +138,7 @@ def cmd_status(a) -> dict | str:
 def cmd_report(a) -> dict:
     from .report import write_report
 
-    return write_report(a.path, a.output, sla=a.sla)
+    return write_report(a.path, a.output, sla=a.sla, storage_options=storage_options_from_env())
 
 
 def cmd_schedule(a) -> dict:
@@ -110,7 +146,7 @@ def cmd_schedule(a) -> dict:
         return _submit(a)
     from .compaction.service import schedule
 
-    return schedule(a.path, data_latency=a.data_latency, compaction_time=a.compaction_time,
+    return schedule(_storage(a), data_latency=a.data_latency, compaction_time=a.compaction_time,
                     link_mode=a.link_mode, exact_split=a.exact_split, event_time_field=a.event_time_field,
                     engine=_engine(a)).as_dict()
 
@@ -120,7 +156,7 @@ def cmd_execute(a) -> dict:
         return _submit(a)
     from .compaction.service import execute
 
-    return execute(a.path, instant=a.instant, engine=_engine(a))
+    return execute(_storage(a), instant=a.instant, engine=_engine(a))
 
 
 def cmd_rollback(a) -> dict:
@@ -128,7 +164,7 @@ def cmd_rollback(a) -> dict:
         return _submit(a)
     from .compaction.service import rollback
 
-    return rollback(a.path, instant=a.instant)
+    return rollback(_storage(a), instant=a.instant)
 
 
 def cmd_unschedule(a) -> dict:
@@ -136,7 +172,7 @@ def cmd_unschedule(a) -> dict:
         return _submit(a)
     from .compaction.service import unschedule
 
-    return unschedule(a.path, instant=a.instant)
+    return unschedule(_storage(a), instant=a.instant)
 
 
 def cmd_clean(a) -> dict:
@@ -144,19 +180,19 @@ def cmd_clean(a) -> dict:
         return _submit(a)
     from .compaction.clean import clean
 
-    return clean(a.path, retain_commits=a.retain_commits)
+    return clean(_storage(a), retain_commits=a.retain_commits)
 
 
 def cmd_show_plan(a) -> dict:
     from .compaction.service import show_plan
 
-    return show_plan(a.path, instant=a.instant)
+    return show_plan(_storage(a), instant=a.instant)
 
 
 def cmd_validate(a) -> dict:
     from .compaction.validate import validate
 
-    return validate(a.path)
+    return validate(_storage(a))
 
 
 def cmd_sync_catalog(a) -> dict:

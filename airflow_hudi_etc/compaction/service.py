@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 
 from ..hudi.crash import crashpoint
 from ..hudi.rollback import rollback_with_instant
-from ..hudi.errors import InstantExistsError, InvalidInputError, InvalidTimelineError
+from ..hudi.errors import InstantExistsError, InvalidInputError, InvalidTimelineError, UnsupportedFeatureError
 from ..hudi.schema import FILE_NAME, RECORD_KEY, event_time_millis, event_time_value_millis
 from ..hudi.stats import iso_ms, log_event_range, log_stats_index, pending_clustering
 from ..hudi.storage import Storage, safe_relpath
@@ -623,6 +623,11 @@ def execute(path: str | Storage, *, instant: str | None = None, engine=None,
     for op in plan.operations:  # a planted symlink must not make the compaction read outside the table
         for name in ([op.base_file] if op.base_file else []) + list(op.compact_logs) + [lk.target for lk in op.links]:
             final_target(storage, op.path(name))  # UnsafePathError for a link that leaves the table
+    if (plan.extra.get(K_LINK_MODE) == "symlink" and not storage.supports_symlinks
+            and any(op.links for op in plan.operations)):  # refused before anything is written
+        raise UnsupportedFeatureError(f"compaction plan {instant} re-exposes logs by symlink, which "
+                                      f"{storage.protocol} storage does not have: unschedule it and schedule "
+                                      f"again with link mode copy (or auto)")
     if insts[0].state is State.INFLIGHT:
         rollback(storage, instant=instant)
     inflight = Instant(instant, Action.COMPACTION, State.INFLIGHT)

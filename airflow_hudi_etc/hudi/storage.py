@@ -11,13 +11,35 @@ Writes come in three strengths:
 * :meth:`Storage.create_if_absent` — write-once, atomic: readers never see a partial file and
   a second writer gets :class:`InstantExistsError`. Used for timeline files (a completed instant
   must never be overwritten) and for data files (a name is never reused).
-* :meth:`Storage.write_atomic` — replace a file as a whole (temp file + rename). Used only for
-  ``hoodie.properties`` and partition metadata.
+* :meth:`Storage.write_atomic` — replace a file as a whole (temp file + rename locally, one PUT
+  on object stores). Used only for ``hoodie.properties`` and partition metadata.
 * :meth:`Storage.copy` / :meth:`Storage.symlink` — re-exposing log files in a new file slice.
 
-Local files get real atomicity (``os.link`` of a fully written temp file fails if the target
-exists). Object stores, which have no rename, use the store's conditional put where fsspec
-offers one; otherwise a single-writer rule applies (see README).
+How write-once is made atomic, per store (:attr:`Storage.atomic_create` says which case applies):
+
+* Local/POSIX: the bytes go to a temp file beside the target, fsync'ed, then ``os.link`` to the
+  target name — the link fails atomically when the name exists, and a reader sees nothing or the
+  whole file.
+* S3 (``s3://``, ``s3a://`` through s3fs): an object PUT is atomic (a reader never sees a
+  half-written object), and the create is *conditional*: ``PutObject`` with ``If-None-Match: *``
+  (s3fs ``pipe_file(..., mode="create")``; a multipart upload sends it on
+  ``CompleteMultipartUpload``). S3 answers ``412 Precondition Failed`` when the key exists,
+  which becomes :class:`InstantExistsError`; ``409 ConditionalRequestConflict`` (a concurrent
+  conditional write of the same key in progress) is reported the same way. AWS S3 supports this
+  since August 2024, and moto (the tests' server) implements it; check an S3-compatible store
+  before relying on it: one that *ignores* the header silently overwrites, and on such a store
+  the single-writer rule below applies.
+* Any other fsspec store: existence check, then a put. Not atomic between two writers, so the
+  **single-writer rule** applies: at most one process may write to the table's timeline at a time
+  (one writer and one compaction service, as Hudi's own single-writer mode; the compaction
+  commands already re-list the timeline before they publish, see the README).
+
+Object stores have no rename and no symlink: there is no temp-file step (a PUT is already
+all-or-nothing), :meth:`copy` reads the log and creates the copy conditionally, and
+:meth:`symlink` refuses with :class:`UnsupportedFeatureError` (link mode ``auto`` picks copy).
+Listings on S3 are never served from s3fs's directory cache (``use_listings_cache=False`` unless
+the options say otherwise): the compaction commands and the writer re-list the timeline to see
+other processes' instants.
 """
 
 from __future__ import annotations
@@ -30,9 +52,14 @@ from typing import Any, Iterator, Mapping
 
 import fsspec
 
-from .errors import InstantExistsError, UnsafePathError
+from .errors import InstantExistsError, InvalidInputError, UnsafePathError, UnsupportedFeatureError
 
 _TMP_PREFIX = ".hudi-etc-tmp-"
+
+#: fsspec protocols whose conditional create is atomic (``If-None-Match: *`` on PutObject)
+_CONDITIONAL_PUT_PROTOCOLS = frozenset({"s3", "s3a"})
+#: object stores: no directories, no rename, no symlinks
+_OBJECT_STORE_PROTOCOLS = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss"})
 
 
 def safe_relpath(rel: str) -> str:
@@ -129,12 +156,29 @@ class Storage:
     @property
     def fs(self) -> fsspec.AbstractFileSystem:
         if self._fs is None:
-            self._fs = fsspec.filesystem(self.protocol, **dict(self.options))
+            opts = dict(self.options)
+            if self.protocol in _CONDITIONAL_PUT_PROTOCOLS:
+                # other processes write the timeline: a cached listing would hide their instants
+                opts.setdefault("use_listings_cache", False)
+            try:
+                self._fs = fsspec.filesystem(self.protocol, **opts)
+            except ImportError as e:  # e.g. s3:// without s3fs
+                extra = " (pip install 'airflow-hudi-etc[s3]')" if self.protocol in _CONDITIONAL_PUT_PROTOCOLS else ""
+                raise UnsupportedFeatureError(f"{self.protocol}:// storage needs a package that is not "
+                                              f"installed{extra}: {e}") from None
+            except ValueError as e:  # unknown protocol
+                raise UnsupportedFeatureError(f"no filesystem for {self.protocol}://: {e}") from None
         return self._fs
 
     @property
     def is_local(self) -> bool:
         return self.protocol == "file"
+
+    @property
+    def atomic_create(self) -> bool:
+        """Whether :meth:`create_if_absent` is atomic against other writers on this store (local
+        files: ``os.link``; S3: conditional PUT). Elsewhere the single-writer rule applies."""
+        return self.is_local or self.protocol in _CONDITIONAL_PUT_PROTOCOLS
 
     @property
     def supports_symlinks(self) -> bool:
@@ -266,6 +310,8 @@ class Storage:
         p = self.full(rel_dir)
         if self.is_local:
             os.makedirs(p, exist_ok=True)
+        elif self.protocol in _OBJECT_STORE_PROTOCOLS:
+            return  # no directories on object stores (and s3fs would *create a bucket* for a missing one)
         else:
             self.fs.makedirs(p, exist_ok=True)
 
@@ -302,22 +348,27 @@ class Storage:
             finally:
                 os.unlink(tmp)
             return
-        target = self.full(rel)
-        if self.fs.exists(target):
-            raise InstantExistsError(f"{rel} already exists")
-        self._put_object(target, data, if_absent=True)
+        self._put_object(self.full(rel), data, if_absent=True)
 
     def _put_object(self, target: str, data: bytes, if_absent: bool) -> None:
-        # s3fs supports conditional writes through ``mode="create"`` in recent versions; other
-        # stores fall back to the documented single-writer rule (existence checked above).
+        """One PUT of the whole object (atomic on object stores). ``if_absent``: a conditional
+        create — ``If-None-Match: *`` on S3; fsspec's exists-then-put elsewhere."""
         try:
-            with self.fs.open(target, "xb" if if_absent else "wb") as f:
-                f.write(data)
+            self.fs.pipe_file(target, bytes(data), mode="create" if if_absent else "overwrite")
         except FileExistsError:
-            raise InstantExistsError(f"{target} already exists") from None
-        except (ValueError, NotImplementedError):
-            with self.fs.open(target, "wb") as f:
-                f.write(data)
+            raise InstantExistsError(f"{self._rel_of(target)} already exists") from None
+        except FileNotFoundError:  # S3 NoSuchBucket: the table's location itself is missing
+            raise InvalidInputError(f"cannot write {self._rel_of(target)}: the location "
+                                    f"{redact_uri(self.base_uri)} does not exist (missing bucket?)") from None
+        except OSError as e:
+            # S3: 409 ConditionalRequestConflict, another conditional write of this key in flight
+            said = f"{e} {e.__cause__ or ''}"
+            if if_absent and "ConditionalRequestConflict" in said:
+                raise InstantExistsError(f"{self._rel_of(target)}: a concurrent write of the same name") from None
+            raise
+
+    def _rel_of(self, target: str) -> str:
+        return target[len(self.base_uri) + 1 :] if target.startswith(self.base_uri + "/") else target
 
     def write_atomic(self, rel: str, data: bytes) -> None:
         """Replace a file as a whole (temp + rename locally; a single put on object stores)."""
@@ -354,12 +405,13 @@ class Storage:
         if self.is_local:
             self.create_if_absent(dst_rel, self.read_bytes(src_rel))
             return
-        self.fs.copy(self.full(src_rel), self.full(dst_rel))
+        # not a server-side CopyObject: that would overwrite; the copy is created only if absent
+        self._put_object(self.full(dst_rel), self.read_bytes(src_rel), if_absent=True)
 
     def symlink(self, target_rel: str, link_rel: str) -> None:
         """Create ``link_rel`` as a *relative* symlink to ``target_rel`` (both table-relative)."""
         if not self.supports_symlinks:
-            raise NotImplementedError(f"{self.protocol} storage has no symlinks; use copy")
+            raise UnsupportedFeatureError(f"{self.protocol} storage has no symlinks: use link mode copy (or auto)")
         target_rel, link_rel = safe_relpath(target_rel), safe_relpath(link_rel)
         link_dir = posixpath.dirname(link_rel)
         rel_target = posixpath.relpath(target_rel, link_dir or ".")

@@ -430,9 +430,12 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
             "min_event_time", "pending_compactions", "last_compaction_instant")}
         gauges = {k: fresh.get(k) for k in ("threshold_lag_seconds", "remaining_log_files", "remaining_log_bytes")}
         gauges["pending_compactions"] = len(fresh.get("pending_compactions") or [])
+        gauges["pending_plan_age_seconds"] = fresh.get("pending_plan_age_seconds")  # None (skipped) when none
         if result.get("status") == "completed":
             gauges["execution_seconds"] = result.get("execution_seconds")
             gauges["logs_compacted"] = result.get("logs_compacted")
+            gauges["planning_seconds"] = result.get("planning_seconds")
+            gauges["link_bytes_written"] = result.get("link_bytes_written")
         result["metrics_sent"] = emit_gauges(gauges, table=self.table_tag or fresh.get("table"), log=self.log)
         return result
 
