@@ -420,7 +420,7 @@ def compact_task(t: CompactTask) -> list[dict]:
     op = t.op
     spec = SliceReadSpec(op.partition, op.file_id, op.path(op.base_file) if op.base_file else None,
                          tuple(op.path(n) for n in op.compact_logs))
-    merged = table.read_slice(spec)
+    merged = table.read_slice(spec, skip_base_columns=(FILE_NAME,))  # rewritten below: not read
     et = t.event_time_field or table.config.event_time_field
     late = None
     if t.split_threshold_ms is not None and et and et in merged.column_names and merged.num_rows:
@@ -435,7 +435,7 @@ def compact_task(t: CompactTask) -> list[dict]:
             merged = _with_log_only_keys(table, spec, merged, later)
     name = f"{op.file_id}_{t.task_index}-2-0_{t.instant}.parquet"
     merged = merged.set_column(merged.schema.get_field_index(FILE_NAME), FILE_NAME,
-                               pa.array([name] * merged.num_rows, pa.string()))
+                               pa.repeat(pa.scalar(name, pa.string()), merged.num_rows))
     stats = []
     rel = op.path(name)
     # always a base file, even with no rows left: slice C must shadow the old base for RO reads

@@ -162,13 +162,16 @@ class HudiTable:
         stats: ScanStats | None = None,
         log_record_filter: Callable[[dict], bool] | None = None,
         base_filter: Callable[[pa.Table], pa.Table] | None = None,
+        skip_base_columns: Iterable[str] = (),
     ) -> pa.Table:
         """Merged records of one file slice. ``log_record_filter`` / ``base_filter`` leave
-        records out of the merge as if never written (deletes still apply)."""
+        records out of the merge as if never written (deletes still apply).
+        ``skip_base_columns``: base-file columns not read (null in the base rows of the result;
+        for a caller that overwrites them, e.g. compaction's ``_hoodie_file_name``)."""
         schema = schema or self.arrow_schema
         base_path = s.base_path if isinstance(s, SliceReadSpec) else (s.base_file.path if s.base_file else None)
         log_paths = s.log_paths if isinstance(s, SliceReadSpec) else tuple(s.log_paths)
-        base = self._read_base(base_path) if base_path else None
+        base = self._read_base(base_path, skip_base_columns) if base_path else None
         if base is not None and base_filter is not None:
             base = base_filter(base)
         if read_optimized or not log_paths:
@@ -189,11 +192,17 @@ class HudiTable:
         blocks = queue_blocks(files, accept, stats)
         return scan_log_blocks(blocks, self.config.precombine_field, stats, record_filter)
 
-    def _read_base(self, rel: str) -> pa.Table:
+    def _read_base(self, rel: str, skip_columns: Iterable[str] = ()) -> pa.Table:
+        skip = set(skip_columns)
         if self.storage.is_local:
-            return pq.read_table(self.storage.full(rel))
+            src = self.storage.full(rel)
+            cols = [n for n in pq.read_schema(src).names if n not in skip] if skip else None
+            return pq.read_table(src, columns=cols)
         with self.storage.open(rel) as f:
-            return pq.read_table(f)
+            if not skip:
+                return pq.read_table(f)
+            pf = pq.ParquetFile(f)
+            return pf.read(columns=[n for n in pf.schema_arrow.names if n not in skip])
 
     def read(
         self,

@@ -1,0 +1,59 @@
+"""The benchmark suite runs end to end at tiny sizes and reports every figure (not how fast)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FIGURES = ("P1", "P2", "P3", "P4", "P5", "P6")
+
+
+def _run(tmp_path: Path, *extra: str) -> dict:
+    out = tmp_path / "RESULTS.md"
+    t = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "bench", "--smoke", "--output", str(out),
+                        "--data-dir", str(tmp_path / "data"), *extra],
+                       cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert out.exists()
+    res = json.loads((tmp_path / "RESULTS.json").read_text())
+    res["_seconds"] = time.monotonic() - t
+    res["_md"] = out.read_text()
+    return res
+
+
+def test_bench_smoke_writes_every_figure(tmp_path):
+    res = _run(tmp_path, "--no-spark")
+    assert res["_seconds"] < 60
+    figs = {f["key"]: f for f in res["figures"]}
+    assert tuple(figs) == FIGURES
+    for key, f in figs.items():
+        assert f["value"] is not None, (key, f["notes"])
+        assert f["target"] and f["ratio_to_target"] is not None, key
+        assert f"| {key} |" in res["_md"]
+    m = res["machine"]
+    assert m["cores"] and m["cpu"] and m["ram_gib"] and m["python"] and m["pyarrow"]
+    # the correctness side of the figures holds at any size
+    assert figs["P5"]["met"] is True
+    assert figs["P5"]["details"]["symlink"]["log bytes written on disk"] == 0
+    assert figs["P2"]["details"]["plan"]["event time source"] == "write-stats"
+    assert figs["P2"]["details"]["scan fallback plan"]["event time source"] == "scan"
+    assert figs["P3"]["details"]["storage calls per check"].get("list") == 1
+    for v in ("MET", "NOT MET"):
+        res["_md"].count(v)  # statuses are written; their values are not checked here
+    assert "Machine:" in res["_md"]
+
+
+@pytest.mark.spark
+def test_bench_smoke_spark(tmp_path):
+    res = _run(tmp_path, "--only", "Spark")
+    (f,) = res["figures"]
+    assert f["key"] == "Spark" and f["value"] is not None, f["notes"]
+    assert "fixed start-up s (trivial table)" in f["details"]
