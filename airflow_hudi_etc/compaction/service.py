@@ -261,7 +261,9 @@ def schedule(
         return no(ready.reason)
     strat = EventTimeStrategy(threshold_ms) if strategy == "event-time" else CompactAllStrategy()
     instant = next_instant_time(tl)
-    view = table.file_system_view()
+    # sizes only of the logs a plan compacts (its TOTAL_LOG_FILES_SIZE): locally that is a stat
+    # of those alone; object-store listings carry sizes anyway
+    view = table.file_system_view(sizes=not storage.is_local)
     index = log_stats_index(table)
     ops, sources = [], set()
     base_index = _base_stats_index(table) if exact_split else {}
@@ -285,7 +287,8 @@ def schedule(
             Operation(
                 s.partition, s.file_id, s.base_instant, s.base_file.name if s.base_file else None,
                 tuple(x.name for x in sel.compact), links,
-                {"TOTAL_LOG_FILES": len(sel.compact), "TOTAL_LOG_FILES_SIZE": sum(max(0, x.size) for x in sel.compact)},
+                {"TOTAL_LOG_FILES": len(sel.compact),
+                 "TOTAL_LOG_FILES_SIZE": sum(max(0, _log_size(storage, x)) for x in sel.compact)},
             )
         )
     if not ops:
@@ -330,6 +333,17 @@ def schedule(
         conflict = f"conflict: compaction {others[0]} was scheduled concurrently"
     storage.delete(aux)
     return no(conflict)
+
+
+def _log_size(storage: Storage, log) -> int:
+    """A listed log's size; stat'ed now when the listing left it unknown (-1 stays for a
+    dangling symlink, as a listing reports it)."""
+    if log.size >= 0 or not storage.is_local:
+        return log.size
+    try:
+        return storage.size(log.path)  # local: os.stat, following a symlink as the listing does
+    except FileNotFoundError:
+        return -1
 
 
 def _planning_conflict(storage: Storage, planned_on: Timeline, instant: str) -> str | None:

@@ -33,7 +33,7 @@ class BaseFile:
 
     @property
     def path(self) -> str:
-        return posixpath.join(self.partition, self.name) if self.partition else self.name
+        return _join(self.partition, self.name) if self.partition else self.name
 
 
 @dataclass(frozen=True)
@@ -49,11 +49,14 @@ class LogFile:
 
     @property
     def path(self) -> str:
-        return posixpath.join(self.partition, self.name) if self.partition else self.name
+        return _join(self.partition, self.name) if self.partition else self.name
 
     @property
     def sort_key(self):
-        return log_file_sort_key(self.name)
+        # log_file_sort_key(self.name), from the parts the name was parsed into (as_log_file
+        # takes only names without a suffix)
+        wt = self.write_token
+        return (self.base_instant, self.version, (0, "") if wt is None else (1, wt), "")
 
 
 def parse_base_file_name(name: str, partition: str = "", size: int = -1) -> BaseFile | None:
@@ -109,34 +112,52 @@ class FileGroup:
         return [self.slice(i) for i in self.slice_instants()]
 
 
+def _join(a: str, b: str) -> str:
+    """``posixpath.join(a, b)`` for two components (the hot path of views over many files)."""
+    if b.startswith("/"):
+        return b
+    if not a or a.endswith("/"):
+        return a + b
+    return a + "/" + b
+
+
 def list_partitions(storage: Storage) -> list[str]:
     """Partitions found by listing: folders (outside ``.hoodie``) holding ``.hoodie_partition_metadata``.
 
     The base path itself is the partition ``""`` of a non-partitioned table.
     """
-    out: list[str] = []
+    return sorted(_walk_partitions(storage))
+
+
+def _walk_partitions(storage: Storage, sizes: bool = True) -> dict[str, list[FileInfo]]:
+    """Partition → its listed files, from one listing of each folder (see :func:`list_partitions`)."""
+    out: dict[str, list[FileInfo]] = {}
     stack = [""]
     while stack:
         d = stack.pop()
-        names = {f.name for f in storage.list(d)}
-        if PARTITION_METAFILE in names:
-            out.append(d)
+        files = storage.list(d) if sizes else storage.list(d, sizes=False)
+        if any(f.name == PARTITION_METAFILE for f in files):
+            out[d] = files
         for sub in storage.list_dirs(d):
             leaf = posixpath.basename(sub)
             if not d and leaf == META_DIR:
                 continue
             stack.append(sub)
-    return sorted(out)
+    return out
 
 
-def scan_partition(storage: Storage, partition: str) -> tuple[list[BaseFile], list[LogFile]]:
+def scan_partition(storage: Storage, partition: str,
+                   files: list[FileInfo] | None = None) -> tuple[list[BaseFile], list[LogFile]]:
+    """Base and log files of one partition (``files``: its listing, when already made)."""
     bases, logs = [], []
-    for fi in storage.list(partition):
-        b = parse_base_file_name(fi.name, partition, fi.size)
-        if b is not None:
-            bases.append(b)
-            continue
-        lf = as_log_file(partition, fi.name, fi.size, fi.is_link)
+    for fi in storage.list(partition) if files is None else files:
+        name = fi.path.rpartition("/")[2]  # fi.name
+        if not name.startswith("."):  # a base file name starts with [a-zA-Z0-9-]; log names with "."
+            b = parse_base_file_name(name, partition, fi.size)
+            if b is not None:
+                bases.append(b)
+                continue
+        lf = as_log_file(partition, name, fi.size, fi.is_link)
         if lf is not None:
             logs.append(lf)
     return bases, logs
@@ -162,12 +183,20 @@ class FileSystemView:
     partitions: tuple[str, ...]
 
     @classmethod
-    def load(cls, storage: Storage, timeline: Timeline, partitions: Iterable[str] | None = None) -> "FileSystemView":
-        parts = tuple(list_partitions(storage) if partitions is None else partitions)
+    def load(cls, storage: Storage, timeline: Timeline, partitions: Iterable[str] | None = None, *,
+             sizes: bool = True) -> "FileSystemView":
+        """``sizes=False``: file sizes may be left unknown (-1) where they would cost a stat each."""
+        if partitions is None:
+            listed = _walk_partitions(storage, sizes)
+        elif sizes:
+            listed = {}
+        else:
+            listed = {p: storage.list(p, sizes=False) for p in partitions}
+        parts = tuple(sorted(listed)) if partitions is None else tuple(partitions)
         bases: list[BaseFile] = []
         logs: list[LogFile] = []
         for p in parts:
-            b, lg = scan_partition(storage, p)
+            b, lg = scan_partition(storage, p, listed.get(p))
             bases += b
             logs += lg
         return cls(timeline, build_file_groups(bases, logs), parts)

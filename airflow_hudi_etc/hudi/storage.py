@@ -112,7 +112,21 @@ class FileInfo:
 
     @property
     def name(self) -> str:
-        return posixpath.basename(self.path)
+        return self.path.rpartition("/")[2]  # posixpath.basename
+
+
+_object_new = object.__new__
+
+
+def _new_file_info(path: str, size: int, is_link: bool) -> FileInfo:
+    """``FileInfo(path, size, is_link)`` without the frozen-dataclass ``__init__`` (listings of
+    many files)."""
+    o = _object_new(FileInfo)
+    d = o.__dict__
+    d["path"] = path
+    d["size"] = size
+    d["is_link"] = is_link
+    return o
 
 
 @dataclass(repr=False)
@@ -226,32 +240,43 @@ class Storage:
             return os.stat(p).st_size
         return int(self.fs.size(p))
 
-    def list(self, rel_dir: str = "", *, include_temp: bool = False) -> list[FileInfo]:
+    def list(self, rel_dir: str = "", *, include_temp: bool = False, sizes: bool = True,
+             names_only: bool = False) -> list[FileInfo] | list[str]:
         """Files (not directories) directly inside a table folder; missing folder → [].
-        Temp files of writes in progress are left out unless ``include_temp``."""
+        Temp files of writes in progress are left out unless ``include_temp``. ``sizes=False``:
+        local files are not stat'ed and get size -1 (unknown); listings that come with sizes
+        (object stores) keep them. ``names_only``: the file names alone (:meth:`list_names`)."""
         rel_dir = safe_relpath(rel_dir)
         p = self.full(rel_dir)
+        if names_only and self.is_local:
+            return self._list_names_local(p, include_temp)
         out: list[FileInfo] = []
+        prefix = rel_dir + "/" if rel_dir else ""  # rel_dir is normalised: no trailing "/"
         if self.is_local:
             try:
                 it = os.scandir(p)
             except (FileNotFoundError, NotADirectoryError):
                 return []
+            append, new = out.append, _new_file_info
             with it:
                 for e in it:
-                    if e.name.startswith(_TMP_PREFIX) and not include_temp:
+                    name = e.name
+                    if not include_temp and name.startswith(_TMP_PREFIX):
                         continue
                     try:
                         if e.is_dir(follow_symlinks=False):
                             continue
                         link = e.is_symlink()
-                        try:
-                            size = e.stat(follow_symlinks=True).st_size
-                        except FileNotFoundError:  # dangling link
+                        if sizes:
+                            try:
+                                size = e.stat(follow_symlinks=True).st_size
+                            except FileNotFoundError:  # dangling link
+                                size = -1
+                        else:
                             size = -1
                     except FileNotFoundError:
                         continue
-                    out.append(FileInfo(posixpath.join(rel_dir, e.name) if rel_dir else e.name, size, link))
+                    append(new(prefix + name, size, link))
             return out
         try:
             entries = self.fs.ls(p, detail=True)
@@ -264,7 +289,45 @@ class Storage:
             if name.startswith(_TMP_PREFIX) and not include_temp:
                 continue
             out.append(FileInfo(posixpath.join(rel_dir, name) if rel_dir else name, int(d.get("size") or 0)))
+        if names_only:
+            return [posixpath.basename(f.path) for f in out]
         return out
+
+    def list_names(self, rel_dir: str = "", *, include_temp: bool = False) -> list[str]:
+        """Names of the files :meth:`list` would return, without their sizes: no stat per file
+        locally (the directory entry's type is enough); one listing call on object stores."""
+        return self.list(rel_dir, include_temp=include_temp, names_only=True)
+
+    def _list_names_local(self, p: str, include_temp: bool) -> list[str]:
+        # scandir over a descriptor: the entries carry no joined path (cheaper per entry)
+        fd = None
+        try:
+            if os.scandir in os.supports_fd:
+                fd = os.open(p, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+                it = os.scandir(fd)
+            else:
+                it = os.scandir(p)
+        except (FileNotFoundError, NotADirectoryError):
+            if fd is not None:
+                os.close(fd)
+            return []
+        out: list[str] = []
+        append = out.append
+        try:
+            with it:
+                for e in it:
+                    try:
+                        if e.is_dir(follow_symlinks=False):
+                            continue
+                    except FileNotFoundError:
+                        continue
+                    append(e.name)
+        finally:
+            if fd is not None:
+                os.close(fd)
+        if include_temp or "\x00" + _TMP_PREFIX not in "\x00" + "\x00".join(out):
+            return out
+        return [n for n in out if not n.startswith(_TMP_PREFIX)]
 
     def list_dirs(self, rel_dir: str = "") -> list[str]:
         """Sub-folders (table-relative) directly inside a folder."""

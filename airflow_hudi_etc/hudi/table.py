@@ -106,8 +106,9 @@ class HudiTable:
         return with_meta_fields(self.avro_schema)
 
     # ------------------------------------------------------------ file system view
-    def file_system_view(self, partitions: Iterable[str] | None = None) -> FileSystemView:
-        view = FileSystemView.load(self.storage, self.timeline, partitions)
+    def file_system_view(self, partitions: Iterable[str] | None = None, *, sizes: bool = True) -> FileSystemView:
+        """``sizes=False``: local file sizes are left unknown (-1) instead of one stat per file."""
+        view = FileSystemView.load(self.storage, self.timeline, partitions, sizes=sizes)
         return view.with_replaced(self.replaced_file_groups())
 
     def pending_compaction_groups(self) -> dict[tuple[str, str], str]:

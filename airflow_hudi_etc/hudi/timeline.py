@@ -111,38 +111,218 @@ def parse_instant_file(name: str) -> Instant | None:
     return None
 
 
-def _group_key(i: Instant) -> tuple[str, Action]:
-    return (i.timestamp, _GROUP.get(i.action, i.action))
+def _new_instant(ts: str, action: Action, state: State) -> Instant:
+    """An :class:`Instant` without the frozen-dataclass ``__init__`` (hot path of timeline loads)."""
+    o = _object_new(Instant)
+    d = o.__dict__
+    d["timestamp"] = ts
+    d["action"] = action
+    d["state"] = state
+    return o
 
 
-@dataclass(frozen=True)
+_object_new = object.__new__
+
+#: what follows "<ts>." in a timeline file name → (group action, action, state); exactly the names
+#: :func:`parse_instant_file` accepts (``<ts>.inflight`` is the legacy inflight commit)
+_SUFFIXES: dict[str, tuple[Action, Action, State]] = {}
+for _a in Action:
+    _g = _GROUP.get(_a, _a)
+    _SUFFIXES[_a.value] = (_g, _a, State.COMPLETED)
+    _SUFFIXES[_a.value + ".requested"] = (_g, _a, State.REQUESTED)
+    _SUFFIXES[_a.value + ".inflight"] = (_g, _a, State.INFLIGHT)
+_SUFFIXES["inflight"] = (Action.COMMIT, Action.COMMIT, State.INFLIGHT)
+#: group action → the suffixes of every file name that belongs to such a group
+_GROUP_SUFFIXES: dict[Action, tuple[tuple[str, Action, State], ...]] = {}
+for _s, (_g, _a, _st) in _SUFFIXES.items():
+    _GROUP_SUFFIXES.setdefault(_g, ())
+    _GROUP_SUFFIXES[_g] += ((_s, _a, _st),)
+del _a, _g, _s, _st
+_SEP = "\x00"  # never in a file name (POSIX) or an object key
+
+
+def _sort_key(i: Instant) -> tuple[str, str, int]:
+    # the dataclass order (timestamp, action, state) without its per-comparison tuples
+    return (i.timestamp, i.action.value, i.state.value)
+
+
+def _parse_groups(names: Iterable[str]) -> list[Instant]:
+    """Every instant of a listing in its highest state, sorted (see :meth:`Timeline.from_file_names`)."""
+    suffixes = _SUFFIXES
+    # key (ts, group action) → [highest state, compaction/log-compaction action or None]
+    groups: dict[tuple[str, Action], list] = {}
+    get = groups.get
+    for n in names:
+        ts, _, rest = n.partition(".")
+        r = suffixes.get(rest)
+        if r is None:
+            if rest[-1:] != "\n":  # the regexes' "$" also matches before one trailing newline
+                continue
+            r = suffixes.get(rest[:-1])
+            if r is None:
+                continue
+        if (len(ts) != 17 and len(ts) != 14) or not ts.isdecimal():  # \d{14}|\d{17}
+            continue
+        g, a, st = r
+        key = (ts, g)
+        cur = get(key)
+        if cur is None:
+            groups[key] = [st, None if a is g else a]
+        else:
+            if st > cur[0]:
+                cur[0] = st
+            if a is not g:
+                cur[1] = a
+    out = [_new_instant(ts, g if sp is None else sp, st) for (ts, g), (st, sp) in groups.items()]
+    out.sort(key=_sort_key)
+    return out
+
+#: group action → (file suffix, state) of each file of such a group, highest state first
+_GROUP_MEMBERS_BY_STATE: dict[Action, tuple[tuple[str, State], ...]] = {
+    g: tuple((s, st) for s, _a, st in sorted(m, key=lambda x: -x[2])) for g, m in _GROUP_SUFFIXES.items()
+}
+
+
+#: what may follow "<ts>.<action>" in a timeline file name → the state it stands for
+_OWN_RESTS = {"": State.COMPLETED, ".requested": State.REQUESTED, ".inflight": State.INFLIGHT}
+
+
 class Timeline:
-    """Immutable view of the active timeline: every instant in its highest state, sorted."""
+    """Immutable view of the active timeline: every instant in its highest state, sorted.
+
+    ``Timeline(instants, files)``; :meth:`load` / :meth:`from_file_names` build it from the file
+    names of one listing of ``.hoodie/`` and parse them only when asked: the sensor's questions
+    (pending/completed compactions, pending replacecommits) are answered from the few names that
+    mention those actions, with the same grouping rules as the full parse.
+    """
 
     instants: tuple[Instant, ...]
     #: file names of ``.hoodie/`` as listed (to find e.g. the compaction plan of a completed commit)
-    files: frozenset[str] = frozenset()
+    files: frozenset[str]
+
+    def __init__(self, instants: Iterable[Instant] = (), files: Iterable[str] = frozenset()):
+        d = self.__dict__
+        d["instants"] = tuple(instants)
+        d["files"] = files if isinstance(files, frozenset) else frozenset(files)
+        d["_names"] = None
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}: a Timeline is immutable")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}: a Timeline is immutable")
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.instants == other.instants and self.files == other.files
+
+    def __hash__(self):
+        return hash((self.instants, self.files))
+
+    def __repr__(self) -> str:
+        return f"Timeline(instants={self.instants!r}, files={self.files!r})"
 
     @classmethod
     def from_file_names(cls, names: Iterable[str]) -> "Timeline":
-        names = frozenset(names)
-        groups: dict[tuple[str, Action], list[Instant]] = {}
-        for n in names:
-            inst = parse_instant_file(n)
-            if inst is not None:
-                groups.setdefault(_group_key(inst), []).append(inst)
-        best: dict[tuple[str, Action], Instant] = {}
-        for key, found in groups.items():
-            state = max(i.state for i in found)
-            # "<ts>.commit" completes a compaction when a "<ts>.compaction.*" file exists
-            special = [i.action for i in found if i.action in _GROUP]
-            action = special[0] if special else max(found, key=lambda i: i.state).action
-            best[key] = Instant(key[0], action, state)
-        return cls(tuple(sorted(best.values())), names)
+        t = cls.__new__(cls)
+        names = list(names)
+        joined = _SEP.join(["", *names, ""])
+        # the lazy answers need names that cannot hide a second line ("$" semantics); else parse all
+        t.__dict__["_names"] = names
+        t.__dict__["_joined"] = None if "\n" in joined else joined
+        return t
 
     @classmethod
     def load(cls, storage) -> "Timeline":
-        return cls.from_file_names(f.name for f in storage.list(META_DIR))
+        return cls.from_file_names(storage.list_names(META_DIR))
+
+    @cached_property
+    def instants(self) -> tuple[Instant, ...]:  # only reached by a Timeline from file names
+        return tuple(_parse_groups(self._names))
+
+    @cached_property
+    def files(self) -> frozenset[str]:  # only reached by a Timeline from file names
+        return frozenset(self._names)
+
+    def _lazy(self) -> bool:
+        d = self.__dict__
+        return "instants" not in d and d.get("_joined") is not None
+
+    @cached_property
+    def _compactions(self) -> tuple[Instant, ...]:
+        """Instants whose action is compaction, sorted (full-parse semantics, from the names that
+        mention ``.compaction``)."""
+        if not self._lazy():
+            return tuple(i for i in self.instants if i.action is Action.COMPACTION)
+        return self._instants_of(Action.COMPACTION)
+
+    def _stamps(self, suffix: str) -> set[str]:
+        """Lazy path: the timestamps ``ts`` of the listed names ``<ts>.<suffix>`` (``ts`` as
+        :func:`parse_instant_file` takes it: 14 or 17 digits)."""
+        cache = self.__dict__.setdefault("_stamps_cache", {})
+        out = cache.get(suffix)
+        if out is not None:
+            return out
+        pieces = self._joined.split(f".{suffix}{_SEP}")
+        out = set()
+        sep = _SEP
+        # every piece but the last ends where a name "<prefix>.<suffix>" does; the text after the
+        # piece's last separator is that name's prefix (the separators bound every name)
+        for i in range(len(pieces) - 1):
+            p = pieces[i]
+            ts = p[p.rfind(sep) + 1 :]
+            if (len(ts) == 17 or len(ts) == 14) and ts.isdecimal():
+                out.add(ts)
+        cache[suffix] = out
+        return out
+
+    def _instants_of(self, action: Action) -> tuple[Instant, ...]:
+        """Lazy path: the instants whose action is ``action``. A group takes that action iff one of
+        its files names it (compaction/log compaction win over their group's action); its state is
+        the highest state of its files, as in the full parse."""
+        v = action.value
+        sep = _SEP
+        # one split at ".<action>": a piece ends with a name's prefix, the next one starts with the
+        # rest of that name (up to its separator)
+        pieces = self._joined.split("." + v)
+        own: dict[str, State] = {}  # ts → highest state among the files "<ts>.<action>[.<state>]"
+        rests = _OWN_RESTS
+        for i in range(len(pieces) - 1):
+            p = pieces[i]
+            ts = p[p.rfind(sep) + 1 :]
+            if not ((len(ts) == 17 or len(ts) == 14) and ts.isdecimal()):
+                continue
+            nxt = pieces[i + 1]
+            e = nxt.find(sep)
+            if e < 0:  # the name goes on past another ".<action>": not a timeline file
+                continue
+            st = rests.get(nxt[:e])
+            if st is not None and (ts not in own or st > own[ts]):
+                own[ts] = st
+        if not own:
+            return ()
+        members = _GROUP_MEMBERS_BY_STATE[_GROUP.get(action, action)]
+        joined = self._joined
+        states: dict[str, State] = {}
+        done: set[str] = {ts for ts, st in own.items() if st is State.COMPLETED}
+        for suffix, st in members:
+            if st is State.COMPLETED and suffix != v:
+                done |= self._stamps(suffix) & own.keys()
+        for ts in done:
+            states[ts] = State.COMPLETED
+        inflight = [suffix for suffix, st in members if st is State.INFLIGHT and suffix != v + ".inflight"]
+        for ts, st in own.items():
+            if ts in done:
+                continue
+            if st is not State.INFLIGHT:  # pending: few; one search per other inflight name
+                for suffix in inflight:
+                    if f"{sep}{ts}.{suffix}{sep}" in joined:
+                        st = State.INFLIGHT
+                        break
+            states[ts] = st
+        # one instant per timestamp, all of one action: the dataclass order is the timestamp order
+        return tuple(_new_instant(ts, action, states[ts]) for ts in sorted(states))
 
     # ---------------------------------------------------------------- filters
     def __iter__(self):
@@ -171,7 +351,7 @@ class Timeline:
 
     @cached_property
     def pending_compactions(self) -> tuple[Instant, ...]:
-        return tuple(i for i in self.instants if i.action is Action.COMPACTION and i.is_pending)
+        return tuple(i for i in self._compactions if i.state is not State.COMPLETED)
 
     @cached_property
     def pending_compaction_times(self) -> frozenset[str]:
@@ -179,7 +359,7 @@ class Timeline:
 
     @cached_property
     def completed_compactions(self) -> tuple[Instant, ...]:
-        return tuple(i for i in self.instants if i.action is Action.COMPACTION and i.is_completed)
+        return tuple(i for i in self._compactions if i.state is State.COMPLETED)
 
     @cached_property
     def pending_writes(self) -> tuple[Instant, ...]:
@@ -192,6 +372,8 @@ class Timeline:
 
     @cached_property
     def pending_replaces(self) -> tuple[Instant, ...]:
+        if self._lazy():
+            return tuple(i for i in self._instants_of(Action.REPLACE_COMMIT) if i.state is not State.COMPLETED)
         return tuple(i for i in self.instants if i.is_pending and i.action is Action.REPLACE_COMMIT)
 
     @property
@@ -365,10 +547,7 @@ def load_commit_metadata(data: bytes, what: str = "commit metadata") -> dict:
     if not isinstance(p2s, dict) or not all(isinstance(v, list) for v in p2s.values()):
         raise InvalidTimelineError(f"{what}: partitionToWriteStats is malformed")
     for stats in p2s.values():
-        for s in stats:
-            if not isinstance(s, dict):
-                raise InvalidTimelineError(f"{what}: a write stat is not an object")
-            _check_stat(s, what)
+        _check_stats(stats, what)
     # the types Hudi's Jackson mapping of HoodieCommitMetadata would insist on, for the fields read
     extra = meta.get("extraMetadata") or {}
     if not isinstance(extra, dict) or not all(isinstance(v, str) or v is None for v in extra.values()):
@@ -403,6 +582,48 @@ def _check_stat(s: Mapping, what: str) -> None:
     lf_ = s.get("logFiles")
     if lf_ is not None and not (isinstance(lf_, list) and all(isinstance(x, str) for x in lf_)):
         raise InvalidTimelineError(f"{what}: write stat field logFiles is not a list of strings")
+
+
+def _check_stats(stats: list, what: str) -> None:
+    """:func:`_check_stat` over a list of write stats, each an object; the common case (exact
+    ``str``/``int`` values, or absent/null fields) is checked in one tight loop, anything else
+    goes through :func:`_check_stat` for the same verdict and message."""
+    str_keys, int_keys = _STAT_STR, _STAT_INT
+    lo, hi = _I64_MIN, _I64_MAX
+    for s in stats:
+        if s.__class__ is not dict:
+            if not isinstance(s, dict):
+                raise InvalidTimelineError(f"{what}: a write stat is not an object")
+            _check_stat(s, what)
+            continue
+        get = s.get
+        ok = True
+        for k in str_keys:
+            v = get(k)
+            if v is not None and v.__class__ is not str:
+                ok = False
+                break
+        if ok:
+            for k in int_keys:
+                v = get(k)
+                if v is not None and (v.__class__ is not int or v < lo or v > hi):
+                    ok = False
+                    break
+        if ok:
+            v = get("logFiles")
+            if v is not None:
+                if v.__class__ is not list:
+                    ok = False
+                else:
+                    for x in v:
+                        if x.__class__ is not str:
+                            ok = False
+                            break
+        if not ok:
+            _check_stat(s, what)  # slow path: subclasses, or raise with the exact message
+
+
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 
 
 def iter_write_stats(meta: Mapping) -> Iterable[dict]:

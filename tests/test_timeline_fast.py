@@ -1,0 +1,79 @@
+"""The lazy/fast timeline parse must agree with the reference parse (one regex per file name)."""
+
+from __future__ import annotations
+
+import random
+
+from airflow_hudi_etc.hudi.storage import Storage
+from airflow_hudi_etc.hudi.timeline import Action, Instant, State, Timeline, _GROUP, parse_instant_file
+
+
+def _reference(names):
+    names = frozenset(names)
+    groups = {}
+    for n in names:
+        inst = parse_instant_file(n)
+        if inst is not None:
+            groups.setdefault((inst.timestamp, _GROUP.get(inst.action, inst.action)), []).append(inst)
+    best = []
+    for key, found in groups.items():
+        state = max(i.state for i in found)
+        special = [i.action for i in found if i.action in _GROUP]
+        action = special[0] if special else max(found, key=lambda i: i.state).action
+        best.append(Instant(key[0], action, state))
+    return tuple(sorted(best))
+
+
+def _random_names(rng, n):
+    stamps = [f"2025010100{rng.randrange(10**7):07d}" for _ in range(n // 3 + 1)]
+    stamps += [f"2025010100{rng.randrange(10**4):04d}" for _ in range(3)]  # 14-digit
+    acts = [a.value for a in Action] + ["bogus", "commitx"]
+    out = []
+    for _ in range(n):
+        ts = rng.choice(stamps)
+        a = rng.choice(acts)
+        suffix = rng.choice(["", ".requested", ".inflight", ".other"])
+        name = f"{ts}.{a}{suffix}"
+        r = rng.random()
+        if r < 0.03:
+            name = f"{ts}.inflight"
+        elif r < 0.05:
+            name = name + "\n"
+        elif r < 0.07:
+            name = "x" + name
+        elif r < 0.08:
+            name = "hoodie.properties"
+        out.append(name)
+    return out
+
+
+def test_fast_parse_matches_reference():
+    rng = random.Random(7)
+    for trial in range(300):
+        names = _random_names(rng, rng.randrange(0, 60))
+        ref = _reference(names)
+        for order in (names, list(reversed(names))):
+            tl = Timeline.from_file_names(order)
+            assert tl.pending_compactions == tuple(i for i in ref if i.action is Action.COMPACTION and i.is_pending)
+            assert tl.completed_compactions == tuple(i for i in ref if i.action is Action.COMPACTION and i.is_completed)
+            assert tl.pending_replaces == tuple(i for i in ref if i.is_pending and i.action is Action.REPLACE_COMMIT)
+            assert tl.instants == ref
+            assert tl.files == frozenset(names)
+            tl2 = Timeline.from_file_names(order)
+            _ = tl2.instants  # full parse first, then the filters
+            assert tl2.pending_compactions == tl.pending_compactions
+            assert tl2.completed_compactions == tl.completed_compactions
+            assert tl2.pending_replaces == tl.pending_replaces
+            assert tl2 == tl and Timeline(ref, frozenset(names)) == tl
+
+
+def test_list_names_matches_list(tmp_path):
+    st = Storage(str(tmp_path))
+    (tmp_path / "a").write_text("x")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / ".hudi-etc-tmp-zzz").write_text("x")
+    (tmp_path / "link").symlink_to(tmp_path / "a")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nope")
+    assert sorted(st.list_names()) == sorted(f.name for f in st.list())
+    assert sorted(st.list_names(include_temp=True)) == sorted(f.name for f in st.list(include_temp=True))
+    assert st.list_names("missing") == []
