@@ -396,6 +396,73 @@ def _iter_positions(
             yield idx, hasher(data, nb_hash, vector_size)
 
 
+class _PackedKeys:
+    """Keys as one UTF-8 buffer plus offsets (what Arrow holds): no bytes object per key."""
+
+    __slots__ = ("data", "offsets")
+
+    def __init__(self, data: np.ndarray, offsets: np.ndarray):
+        self.data, self.offsets = data, offsets
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+
+def _pack_keys(keys: Iterable[object]) -> "_PackedKeys | list[bytes]":
+    """The keys as :class:`_PackedKeys` when they are a large list of non-empty ``str`` that
+    Arrow encodes to UTF-8 exactly as ``str.encode('utf-8')`` (no lone surrogates); otherwise
+    the per-key encoding of :func:`_encode_keys` (which also raises for bad keys)."""
+    if not isinstance(keys, list) or len(keys) <= _SCALAR_LIMIT:
+        return _encode_keys(keys)
+    try:
+        import pyarrow as pa
+
+        arr = pa.array(keys, from_pandas=False)
+    except Exception:  # mixed types, surrogates (Arrow refuses them), ...: the per-key path decides
+        return _encode_keys(keys)
+    if not isinstance(arr, pa.Array) or arr.type != pa.string() or arr.null_count:
+        return _encode_keys(keys)
+    arr = arr.cast(pa.large_string())
+    bufs = arr.buffers()
+    n = len(arr)
+    offsets = np.frombuffer(bufs[1], dtype=np.int64, count=n + 1, offset=arr.offset * 8)
+    if n and bool((offsets[1:] == offsets[:-1]).any()):  # an empty key: the per-key path raises
+        return _encode_keys(keys)
+    base = int(offsets[0])
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
+    if base:
+        data, offsets = data[base:], offsets - base
+    return _PackedKeys(data, offsets)
+
+
+def _iter_positions_packed(
+    keys: _PackedKeys, nb_hash: int, vector_size: int, hash_type: int
+) -> Iterator[tuple[np.ndarray | slice, np.ndarray]]:
+    """:func:`_iter_positions` over packed keys: the same batches, indexes and positions."""
+    hasher = _murmur_positions_np if hash_type == MURMUR_HASH else _jenkins_positions_np
+    total = len(keys)
+    offsets, data = keys.offsets, keys.data
+    lengths = offsets[1:] - offsets[:-1]
+    for start in range(0, total, _BATCH):
+        stop = min(start + _BATCH, total)
+        lens = lengths[start:stop]
+        first = int(lens[0])
+        if bool((lens == first).all()):
+            raw = data[int(offsets[start]) : int(offsets[stop])]
+            yield slice(start, stop), hasher(raw.reshape(stop - start, first), nb_hash, vector_size)
+            continue
+        for length in np.unique(lens).tolist():
+            idx = np.flatnonzero(lens == length) + start
+            rows = data[offsets[idx][:, None] + np.arange(length, dtype=np.int64)]
+            yield idx, hasher(rows, nb_hash, vector_size)
+
+
+def _positions_of(encoded, nb_hash: int, vector_size: int, hash_type: int):
+    if isinstance(encoded, _PackedKeys):
+        return _iter_positions_packed(encoded, nb_hash, vector_size, hash_type)
+    return _iter_positions(encoded, nb_hash, vector_size, hash_type)
+
+
 def hash_positions(key: str | bytes, nb_hash: int, vector_size: int, hash_type: int = MURMUR_HASH) -> list[int]:
     """The ``nb_hash`` bit positions Hudi sets for ``key`` (UTF-8 of a str) in a vector of
     ``vector_size`` bits (``HashFunction.hash``)."""
@@ -528,12 +595,12 @@ class BloomFilter:
     # -- batches
     def add_all(self, keys: Iterable[str | bytes]) -> None:
         """Add keys in order (the order matters only for which row of a dynamic filter they fill)."""
-        encoded = _encode_keys(keys)  # validate everything before changing any state
-        if not encoded:
+        encoded = _pack_keys(keys)  # validate everything before changing any state
+        if not len(encoded):
             return
         targets = self._assign_rows(len(encoded))
         rows = self._rows()
-        for idx, pos in _iter_positions(encoded, self._nb_hash, self._vector_size, self._hash_type):
+        for idx, pos in _positions_of(encoded, self._nb_hash, self._vector_size, self._hash_type):
             if targets is None:
                 rows[0][pos.ravel()] = True
                 continue
@@ -542,10 +609,10 @@ class BloomFilter:
                 rows[r][pos[t == r].ravel()] = True
 
     def might_contain_many(self, keys: Iterable[str | bytes]) -> list[bool]:
-        encoded = _encode_keys(keys)
+        encoded = _pack_keys(keys)
         result = np.zeros(len(encoded), dtype=np.bool_)
         rows = self._rows()
-        for idx, pos in _iter_positions(encoded, self._nb_hash, self._vector_size, self._hash_type):
+        for idx, pos in _positions_of(encoded, self._nb_hash, self._vector_size, self._hash_type):
             hit = np.zeros(pos.shape[0], dtype=np.bool_)
             for row in rows:
                 hit |= row[pos].all(axis=1)
