@@ -1,0 +1,37 @@
+"""The direct Avro encoding of compaction plans is byte-identical to fastavro's."""
+
+from __future__ import annotations
+
+import random
+
+from airflow_hudi_etc.compaction.plan import CompactionPlan, LinkOp, Operation
+
+
+def _name(rng):
+    return "".join(rng.choice("ab-_.é漢0189") for _ in range(rng.choice([1, 5, 63, 64, 65, 200, 20000]) if rng.random() < 0.01 else rng.choice([1, 5, 63, 64, 65, 130])))
+
+
+def test_direct_encoding_matches_fastavro():
+    rng = random.Random(3)
+    for _ in range(60):
+        ops = []
+        for _ in range(rng.choice([0, 1, 3, 20])):
+            ops.append(Operation(
+                rng.choice(["", "p=1", _name(rng)]), _name(rng), rng.choice(["", "20250101000000000"]),
+                rng.choice([None, "", _name(rng)]),
+                tuple(_name(rng) for _ in range(rng.choice([0, 1, 2, 40]))),
+                tuple(LinkOp(_name(rng), _name(rng)) for _ in range(rng.choice([0, 1, 2, 40]))),
+                rng.choice([{}, {"TOTAL_LOG_FILES": rng.randrange(10**6), "TOTAL_LOG_FILES_SIZE": rng.random() * 1e12},
+                            {"x": -1.5, "y": float("inf")}]),
+            ))
+        extra = rng.choice([{}, {"a": 1, "hoodie.etc.threshold.ms": -12345678901234, "é": _name(rng)}])
+        plan = CompactionPlan("20250101000000000", tuple(ops), extra)
+        assert plan.to_bytes() == plan._to_bytes_fastavro()
+
+
+def test_unusual_values_fall_back_to_fastavro():
+    op = Operation("", "f1", None, None, (), (), {})
+    plan = CompactionPlan("20250101000000000", (op,), {})
+    assert plan.to_bytes() == plan._to_bytes_fastavro()
+    back = CompactionPlan.from_bytes("20250101000000000", plan.to_bytes())
+    assert back.operations[0].file_id == "f1"
