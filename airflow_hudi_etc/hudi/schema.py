@@ -12,6 +12,7 @@ import datetime as _dt
 import json
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -213,7 +214,16 @@ def event_time_millis(col: pa.ChunkedArray | pa.Array, field: str = "event time"
         col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
     t = col.type
     if pa.types.is_timestamp(t):
-        return pc.cast(pc.cast(col, pa.timestamp("ms", tz=t.tz)), pa.int64())
+        per_ms = {"s": None, "ms": 1, "us": 1_000, "ns": 1_000_000}[t.unit]
+        raw = pc.cast(col, pa.int64())
+        if per_ms is None:
+            return pc.multiply(raw, 1000)
+        if per_ms == 1:
+            return raw
+        # floor to the millisecond (as for a datetime before 1970): a timestamp in micros or
+        # nanos with a sub-millisecond part is the common case, not an error
+        values = np.floor_divide(raw.fill_null(0).to_numpy(zero_copy_only=False), per_ms)
+        return pa.array(values, pa.int64(), mask=raw.is_null().to_numpy(zero_copy_only=False) if raw.null_count else None)
     if pa.types.is_date32(t) or pa.types.is_date64(t):
         return pc.multiply(pc.cast(pc.cast(col, pa.date32()), pa.int64()), 86_400_000)
     if pa.types.is_integer(t) or pa.types.is_floating(t):
@@ -239,6 +249,10 @@ def parse_iso_millis(s: str, field: str = "event time") -> int:
     return int(dt.timestamp() * 1000) if dt.microsecond % 1000 == 0 else int(dt.timestamp() * 1000)
 
 
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_ONE_MS = _dt.timedelta(milliseconds=1)
+
+
 def event_time_value_millis(v: Any) -> int | None:
     """Scalar version of :func:`event_time_millis` (for values decoded from Avro log records)."""
     if v is None:
@@ -248,7 +262,7 @@ def event_time_value_millis(v: Any) -> int | None:
     if isinstance(v, _dt.datetime):
         if v.tzinfo is None:
             v = v.replace(tzinfo=_dt.timezone.utc)
-        return int(v.timestamp() * 1000)
+        return (v - _EPOCH) // _ONE_MS  # floor, exactly as the column version
     if isinstance(v, _dt.date):
         return (v - _dt.date(1970, 1, 1)).days * 86_400_000
     if isinstance(v, (int, float)):
