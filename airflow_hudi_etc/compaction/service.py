@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 from ..hudi.crash import crashpoint
 from ..hudi.rollback import rollback_with_instant
 from ..hudi.errors import InstantExistsError, InvalidInputError, InvalidTimelineError, UnsupportedFeatureError
-from ..hudi.schema import FILE_NAME, RECORD_KEY, event_time_millis, event_time_value_millis
+from ..hudi.schema import FILE_NAME, RECORD_KEY, event_time_millis
 from ..hudi.stats import iso_ms, log_event_range, log_stats_index, pending_clustering
 from ..hudi.storage import Storage, safe_relpath
 from ..hudi.table import HudiTable, SliceReadSpec
@@ -576,9 +576,9 @@ def _split_at_threshold(table: HudiTable, spec: SliceReadSpec, merged: pa.Table,
     late = merged.filter(is_late)
     keep = merged.filter(pc.invert(is_late))
 
-    def log_ok(rec: dict) -> bool:
-        ms = event_time_value_millis(rec.get(et))
-        return ms is None or ms <= threshold_ms
+    def log_ok(t: pa.Table) -> pa.Array:
+        ms = event_time_millis(t.column(et))
+        return pc.fill_null(pc.less_equal(ms, pa.scalar(threshold_ms, pa.int64())), True)
 
     def base_ok(base: pa.Table) -> pa.Table:
         if et not in base.column_names:

@@ -23,13 +23,16 @@ Rules (shared/hudi-format.md §6.2-6.4, pitfall 21):
 from __future__ import annotations
 
 import io
+import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from . import avro_arrow
 from . import logformat as lf
 from .errors import UnsupportedFeatureError
 from .schema import IS_DELETED, RECORD_KEY, conform
@@ -94,17 +97,6 @@ class ReadFilter:
 
 
 @dataclass
-class LogEntry:
-    """The buffered state of one key: a data record or a tombstone."""
-
-    __slots__ = ("record", "ordering", "otype", "deleted")
-    record: dict | None
-    ordering: Any
-    otype: str | None
-    deleted: bool
-
-
-@dataclass
 class ScanStats:
     log_files: int = 0
     log_bytes: int = 0
@@ -118,36 +110,25 @@ class ScanStats:
         return dict(self.__dict__)
 
 
-@dataclass
-class LogScan:
-    entries: dict[str, LogEntry] = field(default_factory=dict)
-    stats: ScanStats = field(default_factory=ScanStats)
-    #: per log file: (min, max) of the event-time field over its accepted data records
-    block_instants: list[str] = field(default_factory=list)
-
-
-def _is_natural_zero(value: Any, otype: str | None) -> bool:
-    return otype == "int" and value == 0 and not isinstance(value, bool)
-
-
-def _block_records(block: lf.LogBlock) -> list[dict]:
-    if block.block_type == lf.BlockType.AVRO_DATA:
-        return lf.decode_avro_records(block.content, block.schema_json)
-    if block.block_type == lf.BlockType.PARQUET_DATA:
-        return lf.decode_parquet_content(block.content).to_pylist()
-    raise UnsupportedFeatureError(f"data block type {block.block_type.name} is not supported")
+#: a log file as read: (name, bytes) or (name, bytes, its parsed blocks)
+LogFileBytes = Sequence[Any]
 
 
 def queue_blocks(
-    log_files: Sequence[tuple[str, bytes]], accept: ReadFilter, stats: ScanStats | None = None
+    log_files: Sequence[LogFileBytes], accept: ReadFilter, stats: ScanStats | None = None
 ) -> list[lf.LogBlock]:
-    """Valid data/delete blocks of the given log files in merge order, rollbacks applied."""
+    """Valid data/delete blocks of the given log files in merge order, rollbacks applied.
+
+    A file may come with its blocks already parsed (``(name, bytes, blocks)``), so that two
+    queues over the same files (a compaction's prefix and whole slice) parse them once.
+    """
     stats = stats if stats is not None else ScanStats()
     queue: list[lf.LogBlock | lf.CorruptBlock] = []
-    for _name, data in log_files:
+    for item in log_files:
+        data = item[1]
         stats.log_files += 1
         stats.log_bytes += len(data)
-        for b in lf.read_blocks(data):
+        for b in item[2] if len(item) > 2 else lf.read_blocks(data):
             stats.blocks += 1
             if isinstance(b, lf.CorruptBlock):
                 stats.corrupt_blocks += 1
@@ -176,119 +157,326 @@ def queue_blocks(
     return [b for b in queue if not isinstance(b, lf.CorruptBlock)]
 
 
-def scan_log_blocks(
-    blocks: Iterable[lf.LogBlock],
-    precombine_field: str | None,
-    stats: ScanStats | None = None,
-    record_filter: Callable[[dict], bool] | None = None,
-) -> LogScan:
-    """Fold queued blocks into one entry per key (log-against-log rules).
+# ----------------------------------------------------------------- data blocks as Arrow tables
+def _types_match(got: pa.Schema, want: pa.Schema) -> bool:
+    """Every column both have is of the same type (then selecting/adding columns is exact)."""
+    return all(got.field(f.name).type == f.type for f in want if f.name in got.names)
 
-    ``record_filter``: data records it rejects are left out as if never written (deletes are
-    always applied); exact-split compaction uses it to merge only records up to a threshold.
+
+class BlockDecoder:
+    """Data blocks → Arrow tables in the read schema, each block decoded once.
+
+    Avro blocks go through the column-wise decoder of :mod:`.avro_arrow`; Parquet blocks are
+    Arrow already. What that cannot take (a schema it does not handle, bytes it will not judge,
+    a column whose block type differs from the read schema's) is decoded record by record and
+    converted with the read schema, as Arrow converts Python values: the same table, or the
+    same error.
     """
-    scan = LogScan(stats=stats or ScanStats())
-    entries = scan.entries
-    otype_cache: dict[str, str | None] = {}
-    import json as _json
 
+    def __init__(self, schema: pa.Schema):
+        self.schema = schema
+        self._cache: dict[int, tuple[lf.LogBlock, pa.Table]] = {}
+
+    def table(self, block: lf.LogBlock) -> pa.Table:
+        hit = self._cache.get(id(block))
+        if hit is not None and hit[0] is block:
+            return hit[1]
+        t = self._decode(block)
+        self._cache[id(block)] = (block, t)
+        return t
+
+    def _decode(self, block: lf.LogBlock) -> pa.Table:
+        if block.block_type == lf.BlockType.AVRO_DATA:
+            if block.schema_json is None:
+                raise lf.CorruptLogBlockError("Avro data block without a SCHEMA header")
+            content = bytes(block.content)
+            count = lf._avro_block_header(content)
+            try:
+                t = avro_arrow.decode_avro_content(content, count, block.schema_json)
+            except (avro_arrow.Unsupported, avro_arrow.Mismatch):
+                t = None
+            if t is not None and _types_match(t.schema, self.schema):
+                return conform(t, self.schema)
+            records = lf.decode_avro_records(content, block.schema_json)
+            return pa.Table.from_pylist(records, schema=self.schema)
+        if block.block_type == lf.BlockType.PARQUET_DATA:
+            t = lf.decode_parquet_content(block.content)
+            if _types_match(t.schema, self.schema):
+                return conform(t, self.schema)
+            return pa.Table.from_pylist(t.to_pylist(), schema=self.schema)
+        raise UnsupportedFeatureError(f"data block type {block.block_type.name} is not supported")
+
+
+# ----------------------------------------------------------------- folding the log blocks
+@dataclass
+class FoldedLogs:
+    """Each key's last state over a slice's log blocks: a data record or a delete.
+
+    ``records``: one row per key whose last state is a data record, in the read schema (a row
+    with ``_hoodie_is_deleted = true`` is still a record here: it deletes when merged with the
+    base). ``deleted``: the keys whose last state is a delete.
+    """
+
+    records: pa.Table
+    deleted: pa.Array
+    stats: ScanStats = field(default_factory=ScanStats)
+
+    @property
+    def num_keys(self) -> int:
+        return self.records.num_rows + len(self.deleted)
+
+
+def _null_keys_dropped(t: pa.Table) -> pa.Table:
+    keys = t.column(RECORD_KEY)
+    return t if not keys.null_count else t.filter(pc.is_valid(keys))
+
+
+def _as_array(col: pa.ChunkedArray | pa.Array) -> pa.Array:
+    if isinstance(col, pa.ChunkedArray):
+        return col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    return col
+
+
+def _sortable(t: pa.DataType) -> bool:
+    return (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_string(t) or pa.types.is_binary(t)
+            or pa.types.is_boolean(t) or pa.types.is_decimal(t) or pa.types.is_temporal(t)
+            or pa.types.is_large_string(t) or pa.types.is_large_binary(t))
+
+
+def _last_per_key(keys: pa.Array, ordering: pa.Array | None, seq: np.ndarray) -> np.ndarray:
+    """Row numbers of each key's winner among data records only (no deletes, no null or NaN
+    ordering): the largest ordering value, the later record on ties; without an ordering field
+    the last record."""
+    n = len(keys)
+    cols = {"k": keys}
+    sort_keys = [("k", "ascending")]
+    if ordering is not None:
+        cols["o"] = ordering
+        sort_keys.append(("o", "ascending"))
+    cols["s"] = pa.array(seq)
+    order = pc.sort_indices(pa.table(cols), sort_keys=sort_keys + [("s", "ascending")]).to_numpy()
+    sorted_keys = keys.take(pa.array(order))
+    last = np.ones(n, dtype=bool)
+    if n > 1:
+        last[:-1] = pc.not_equal(sorted_keys.slice(0, n - 1), sorted_keys.slice(1)).to_numpy(zero_copy_only=False)
+    return order[last]
+
+
+def _fold_sequentially(events: list[tuple], precombine: bool) -> tuple[dict[str, tuple], list[str]]:
+    """Hudi's per-key rules, one event at a time (shared/hudi-format.md §6.4).
+
+    ``events``: ``(seq, key, "data", row, ordering, otype)`` or ``(seq, key, "delete", None,
+    ordering, otype, natural_zero)`` in log order. Returns (key → (row, ordering) of the winning
+    data record, the keys whose last state is a delete).
+    """
+    state: dict[str, tuple] = {}  # key → ("data"|"delete", row, ordering, otype)
+    for ev in events:
+        key, kind, row, o, otype = ev[1], ev[2], ev[3], ev[4], ev[5]
+        prev = state.get(key)
+        if kind == "delete":
+            if (prev is not None and not ev[6] and otype == prev[3] and prev[2] is not None and o is not None
+                    and prev[2] > o):
+                continue  # an older delete does not undo a newer record (or delete)
+            state[key] = ("delete", None, o, otype)
+            continue
+        if not precombine:
+            o = None
+        if prev is not None and prev[0] == "data" and prev[2] is not None and o is not None and prev[2] > o:
+            continue  # log against log: the larger ordering value stays, ties go to the later
+        state[key] = ("data", row, o, otype)
+    records = {k: (v[1], v[2]) for k, v in state.items() if v[0] == "data"}
+    deleted = [k for k, v in state.items() if v[0] == "delete"]
+    return records, deleted
+
+
+def fold_blocks(
+    blocks: Iterable[lf.LogBlock],
+    schema: pa.Schema,
+    precombine_field: str | None,
+    *,
+    stats: ScanStats | None = None,
+    record_filter: Callable[[pa.Table], pa.Array] | None = None,
+    decoder: BlockDecoder | None = None,
+) -> FoldedLogs:
+    """Fold queued blocks into each key's last state (log-against-log rules).
+
+    Keys with only data records and non-null orderings are folded with one sort of (key,
+    ordering, log position); keys that a delete touches or that have a null or NaN ordering
+    value go through the rules one record at a time (:func:`_fold_sequentially`).
+
+    ``record_filter``: a table → boolean mask; data records it rejects are left out as if never
+    written (deletes are always applied). Exact-split compaction uses it to merge only the
+    records up to a threshold.
+    """
+    stats = stats if stats is not None else ScanStats()
+    decoder = decoder or BlockDecoder(schema)
+    pre = precombine_field if precombine_field and precombine_field in schema.names else None
+    chunks: list[pa.Table] = []
+    seqs: list[np.ndarray] = []
+    otypes: list[np.ndarray] = []
+    otype_names: list[str | None] = []
+    otype_of_schema: dict[str | None, int] = {}
+    dels: list[tuple] = []
+    seq = 0
     for b in blocks:
         if b.block_type == lf.BlockType.DELETE:
             for d in lf.decode_delete_records(b.content):
-                key = d.record_key
-                if key is None:
+                if d.record_key is None:
                     continue
-                scan.stats.log_records += 1
-                prev = entries.get(key)
-                if prev is not None:
-                    if (
-                        not _is_natural_zero(d.ordering_value, d.ordering_type)
-                        and d.ordering_type == prev.otype
-                        and prev.ordering is not None
-                        and d.ordering_value is not None
-                        and prev.ordering > d.ordering_value
-                    ):
-                        continue
-                entries[key] = LogEntry(None, d.ordering_value, d.ordering_type, True)
+                stats.log_records += 1
+                dels.append((seq, d.record_key, "delete", None, d.ordering_value, d.ordering_type,
+                             _is_natural_zero(d.ordering_value, d.ordering_type)))
+                seq += 1
             continue
-        schema_json = b.schema_json
-        if schema_json not in otype_cache:
-            otype_cache[schema_json] = ordering_java_type(_json.loads(schema_json) if schema_json else None, precombine_field)
-        otype = otype_cache[schema_json]
-        for rec in _block_records(b):
-            key = rec.get(RECORD_KEY)
-            if key is None or (record_filter is not None and not record_filter(rec)):
-                continue
-            scan.stats.log_records += 1
-            o = rec.get(precombine_field) if precombine_field else None
-            prev = entries.get(key)
-            if prev is not None and not prev.deleted and prev.ordering is not None and o is not None:
-                if prev.ordering > o:
-                    continue
-            entries[key] = LogEntry(rec, o, otype, False)
-    return scan
+        t = _null_keys_dropped(decoder.table(b))
+        if record_filter is not None and t.num_rows:
+            t = t.filter(record_filter(t))
+        n = t.num_rows
+        if not n:
+            continue
+        stats.log_records += n
+        sj = b.schema_json
+        if sj not in otype_of_schema:
+            otype_of_schema[sj] = len(otype_names)
+            otype_names.append(ordering_java_type(json.loads(sj) if sj else None, precombine_field))
+        chunks.append(t)
+        seqs.append(np.arange(seq, seq + n, dtype=np.int64))
+        otypes.append(np.full(n, otype_of_schema[sj], dtype=np.int32))
+        seq += n
+    data = pa.concat_tables(chunks) if chunks else schema.empty_table()
+    data_seq = np.concatenate(seqs) if seqs else np.zeros(0, np.int64)
+    data_otype = np.concatenate(otypes) if otypes else np.zeros(0, np.int32)
+    keys = _as_array(data.column(RECORD_KEY))
+    ordering = _as_array(data.column(pre)) if pre is not None else None
+
+    # keys for the one-at-a-time rules: touched by a delete, or with a null/NaN ordering value
+    slow = pa.array(sorted({d[1] for d in dels}), pa.string())
+    if ordering is not None and len(ordering):
+        odd = pc.is_null(ordering, nan_is_null=True) if pa.types.is_floating(ordering.type) else pc.is_null(ordering)
+        if not _sortable(ordering.type):
+            odd = pa.array(np.ones(len(ordering), dtype=bool))
+        if pc.any(odd).as_py():
+            slow = pc.unique(pa.concat_arrays([slow, keys.filter(odd)]))
+    is_slow = (pc.fill_null(pc.is_in(keys, value_set=slow), False).to_numpy(zero_copy_only=False)
+               if len(slow) and len(keys) else np.zeros(len(keys), dtype=bool))
+    fast_rows = np.flatnonzero(~is_slow)
+    winners = [fast_rows[_last_per_key(keys.take(pa.array(fast_rows)),
+                                       ordering.take(pa.array(fast_rows)) if ordering is not None else None,
+                                       data_seq[fast_rows])]] if len(fast_rows) else []
+    deleted: list[str] = []
+    if len(slow):
+        rows = np.flatnonzero(is_slow)
+        rkeys = keys.take(pa.array(rows)).to_pylist()
+        rord = ordering.take(pa.array(rows)).to_pylist() if ordering is not None else [None] * len(rows)
+        events = [(int(data_seq[r]), k, "data", int(r), o, otype_names[data_otype[r]])
+                  for r, k, o in zip(rows.tolist(), rkeys, rord)]
+        events += dels
+        events.sort(key=lambda e: e[0])
+        recs, deleted = _fold_sequentially(events, pre is not None)
+        if recs:
+            winners.append(np.fromiter((r for r, _ in recs.values()), dtype=np.int64, count=len(recs)))
+    idx = np.concatenate(winners) if winners else np.zeros(0, np.int64)
+    return FoldedLogs(data.take(pa.array(idx)) if len(idx) else schema.empty_table(),
+                      pa.array(deleted, pa.string()), stats)
 
 
-def _record_deleted(rec: dict) -> bool:
-    return rec.get(IS_DELETED) is True
+# ----------------------------------------------------------------- merging with the base
+class SliceMerger:
+    """Applies folded log records to base records, batch by batch (log against base).
+
+    :meth:`merge` takes base rows (the whole base file or a batch of it) and returns them
+    merged; :meth:`unmatched` then gives the log records whose key no base row had (inserts).
+    A delete, or a record with ``_hoodie_is_deleted = true``, removes the key. With
+    ``event_time_ordering`` (``DefaultHoodieRecordPayload``) a base record whose ordering value
+    is strictly greater stays; otherwise the log record replaces it.
+    """
+
+    def __init__(self, folded: FoldedLogs, schema: pa.Schema, *, precombine_field: str | None,
+                 event_time_ordering: bool):
+        self.schema = schema
+        self.records = conform(folded.records, schema)
+        self.n_records = self.records.num_rows
+        self.lookup = pa.concat_arrays([_as_array(self.records.column(RECORD_KEY)).cast(pa.string()),
+                                        folded.deleted.cast(pa.string())])
+        self.compare = (precombine_field if event_time_ordering and precombine_field
+                        and precombine_field in schema.names else None)
+        self.matched = np.zeros(self.n_records, dtype=bool)
+        deleted_flag = np.zeros(self.n_records, dtype=bool)
+        if IS_DELETED in schema.names and pa.types.is_boolean(schema.field(IS_DELETED).type):
+            deleted_flag = pc.fill_null(_as_array(self.records.column(IS_DELETED)), False).to_numpy(
+                zero_copy_only=False)
+        self.record_deletes = deleted_flag
+
+    def positions(self, base: pa.Table) -> np.ndarray:
+        """For each base row: the index of its key among the log keys (records, then deletes), or -1."""
+        pos = pc.index_in(_as_array(base.column(RECORD_KEY)), value_set=self.lookup)
+        return pc.fill_null(pos, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+    def merge(self, base: pa.Table, *, with_dropped: bool = False):
+        """Merged rows of ``base`` (conformed to the schema); with ``with_dropped`` also the base
+        rows a delete removed (``(merged, dropped)``)."""
+        base = conform(base, self.schema)
+        if not len(self.lookup) or not base.num_rows:
+            return (base, base.slice(0, 0)) if with_dropped else base
+        pos = self.positions(base)
+        hit = pos >= 0
+        if not hit.any():
+            return (base, base.slice(0, 0)) if with_dropped else base
+        rec_hit = hit & (pos < self.n_records)
+        keep_base = np.zeros(len(pos), dtype=bool)
+        rec_rows = np.flatnonzero(rec_hit)
+        rec_pos = pos[rec_rows]
+        if self.compare is not None and len(rec_rows):
+            base_o = base.column(self.compare).take(pa.array(rec_rows))
+            log_o = self.records.column(self.compare).take(pa.array(rec_pos))
+            keep_base[rec_rows] = pc.fill_null(pc.greater(base_o, log_o), False).to_numpy(zero_copy_only=False)
+        self.matched[rec_pos] = True
+        replaced = rec_hit & ~keep_base
+        rep_pos = pos[replaced]
+        live = ~self.record_deletes[rep_pos]
+        parts = [base.filter(pa.array(~hit))]
+        if keep_base.any():
+            parts.append(base.filter(pa.array(keep_base)))
+        if live.any():
+            parts.append(self.records.take(pa.array(rep_pos[live])))
+        merged = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+        if not with_dropped:
+            return merged
+        dropped = hit & ~rec_hit
+        dropped[np.flatnonzero(replaced)[~live]] = True
+        return merged, base.filter(pa.array(dropped))
+
+    def mark_present(self, base: pa.Table) -> None:
+        """Note the log records whose key is in these base rows, without merging them."""
+        pos = self.positions(base)
+        pos = pos[(pos >= 0) & (pos < self.n_records)]
+        self.matched[pos] = True
+
+    def unmatched(self, exclude: pa.Array | None = None) -> pa.Table:
+        """Log records no base row had (inserts), minus ``_hoodie_is_deleted`` ones and the keys
+        in ``exclude``."""
+        keep = ~self.matched & ~self.record_deletes
+        if exclude is not None and len(exclude) and keep.any():
+            inside = pc.fill_null(pc.is_in(_as_array(self.records.column(RECORD_KEY)), value_set=exclude), False)
+            keep &= ~inside.to_numpy(zero_copy_only=False)
+        if keep.all():
+            return self.records
+        return self.records.filter(pa.array(keep))
 
 
-def merge_with_base(
-    base: pa.Table | None,
-    scan: LogScan,
-    schema: pa.Schema,
-    *,
-    precombine_field: str | None,
-    event_time_ordering: bool,
-) -> pa.Table:
-    """Apply the folded log entries to the base records; returns rows in ``schema``."""
-    entries = scan.entries
-    base = conform(base, schema) if base is not None else None
-    parts: list[pa.Table] = []
-    log_rows: list[dict] = []
-    if base is not None and base.num_rows:
-        keys = base.column(RECORD_KEY)
-        if entries:
-            touched = pc.is_in(keys, value_set=pa.array(list(entries.keys()), pa.string()))
-            touched = pc.fill_null(touched, False)
-            parts.append(base.filter(pc.invert(touched)))
-            hit = base.filter(touched)
-            hit_keys = hit.column(RECORD_KEY).to_pylist()
-            hit_ord = (
-                hit.column(precombine_field).to_pylist()
-                if event_time_ordering and precombine_field and precombine_field in hit.column_names
-                else None
-            )
-            keep_base_idx = []
-            seen = set()
-            for i, k in enumerate(hit_keys):
-                e = entries[k]
-                seen.add(k)
-                if e.deleted:
-                    continue
-                if hit_ord is not None:
-                    bo = hit_ord[i]
-                    if bo is not None and e.ordering is not None and bo > e.ordering:
-                        keep_base_idx.append(i)
-                        continue
-                if not _record_deleted(e.record):
-                    log_rows.append(e.record)
-            if keep_base_idx:
-                parts.append(hit.take(pa.array(keep_base_idx, pa.int64())))
-            for k, e in entries.items():
-                if k not in seen and not e.deleted and not _record_deleted(e.record):
-                    log_rows.append(e.record)
-        else:
-            parts.append(base)
-    else:
-        for e in entries.values():
-            if not e.deleted and not _record_deleted(e.record):
-                log_rows.append(e.record)
-    if log_rows:
-        parts.append(pa.Table.from_pylist(log_rows, schema=schema))
-    if not parts:
-        return schema.empty_table()
+def merge_slice(base: pa.Table | None, folded: FoldedLogs, schema: pa.Schema, *, precombine_field: str | None,
+                event_time_ordering: bool) -> pa.Table:
+    """A whole slice merged: base rows (merged) then inserts; rows in ``schema``."""
+    m = SliceMerger(folded, schema, precombine_field=precombine_field, event_time_ordering=event_time_ordering)
+    parts = [m.merge(base)] if base is not None and base.num_rows else []
+    ins = m.unmatched()
+    if ins.num_rows or not parts:
+        parts.append(ins)
     return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+
+
+def _is_natural_zero(value: Any, otype: str | None) -> bool:
+    return otype == "int" and value == 0 and not isinstance(value, bool)
 
 
 def read_parquet_bytes(data: bytes, columns: list[str] | None = None) -> pa.Table:

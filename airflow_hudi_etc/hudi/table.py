@@ -10,19 +10,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .errors import InvalidTimelineError
 from .fsview import FileSlice, FileSystemView
-from .merge import LogScan, ReadFilter, ScanStats, merge_with_base, queue_blocks, scan_log_blocks
+from .merge import BlockDecoder, FoldedLogs, ReadFilter, ScanStats, fold_blocks, merge_slice, queue_blocks
 from .properties import TableConfig, load_table_config
-from .schema import COMMIT_TIME, arrow_schema_from_avro, meta_arrow_schema, with_meta_fields
+from .schema import COMMIT_TIME, arrow_schema_from_avro, conform, meta_arrow_schema, with_meta_fields
 from .storage import Storage
 from .timeline import (
     Action,
@@ -161,12 +162,12 @@ class HudiTable:
         end: str | None = None,
         schema: pa.Schema | None = None,
         stats: ScanStats | None = None,
-        log_record_filter: Callable[[dict], bool] | None = None,
+        log_record_filter: Callable[[pa.Table], pa.Array] | None = None,
         base_filter: Callable[[pa.Table], pa.Table] | None = None,
         skip_base_columns: Iterable[str] = (),
     ) -> pa.Table:
-        """Merged records of one file slice. ``log_record_filter`` / ``base_filter`` leave
-        records out of the merge as if never written (deletes still apply).
+        """Merged records of one file slice. ``log_record_filter`` (a table → boolean mask) /
+        ``base_filter`` leave records out of the merge as if never written (deletes still apply).
         ``skip_base_columns``: base-file columns not read (null in the base rows of the result;
         for a caller that overwrites them, e.g. compaction's ``_hoodie_file_name``)."""
         schema = schema or self.arrow_schema
@@ -176,22 +177,41 @@ class HudiTable:
         if base is not None and base_filter is not None:
             base = base_filter(base)
         if read_optimized or not log_paths:
-            return merge_with_base(base, LogScan(), schema, precombine_field=None, event_time_ordering=False)
-        scan = self.scan_logs(log_paths, self._filter(as_of, start, end), stats, log_record_filter)
-        return merge_with_base(
-            base,
-            scan,
-            schema,
-            precombine_field=self.config.precombine_field,
-            event_time_ordering=self.config.event_time_ordering,
-        )
+            return conform(base, schema) if base is not None else schema.empty_table()
+        folded = self.fold_logs(log_paths, self._filter(as_of, start, end), stats, log_record_filter, schema=schema)
+        return merge_slice(base, folded, schema, precombine_field=self.config.precombine_field,
+                           event_time_ordering=self.config.event_time_ordering)
 
-    def scan_logs(self, log_paths: Iterable[str], accept: ReadFilter, stats: ScanStats | None = None,
-                  record_filter: Callable[[dict], bool] | None = None) -> LogScan:
-        files = [(p, self.storage.read_bytes(p)) for p in log_paths]
+    def read_log_files(self, log_paths: Iterable[str]) -> list[tuple[str, bytes, list]]:
+        """(path, bytes, parsed blocks) of each log file, for :meth:`fold_logs` and friends."""
+        from . import logformat as lf
+
+        out = []
+        for p in log_paths:
+            data = self.storage.read_bytes(p)
+            out.append((p, data, lf.read_blocks(data)))
+        return out
+
+    def fold_logs(self, log_paths: Iterable[str] | list[tuple], accept: ReadFilter, stats: ScanStats | None = None,
+                  record_filter: Callable[[pa.Table], pa.Array] | None = None, *, schema: pa.Schema | None = None,
+                  decoder: BlockDecoder | None = None) -> FoldedLogs:
+        """Each key's last state over the committed blocks of these log files (in this order).
+        ``log_paths`` may be what :meth:`read_log_files` returned (files read and parsed once)."""
+        files = [f if isinstance(f, tuple) else (f, self.storage.read_bytes(f)) for f in log_paths]
         stats = stats if stats is not None else ScanStats()
+        schema = schema or self.arrow_schema
         blocks = queue_blocks(files, accept, stats)
-        return scan_log_blocks(blocks, self.config.precombine_field, stats, record_filter)
+        return fold_blocks(blocks, schema, self.config.precombine_field, stats=stats, record_filter=record_filter,
+                           decoder=decoder or BlockDecoder(schema))
+
+    def iter_base(self, rel: str, skip_columns: Iterable[str] = (), batch_rows: int = 65_536) -> Iterator[pa.Table]:
+        """A base file's rows in batches of up to ``batch_rows`` (memory: one batch, not the file)."""
+        skip = set(skip_columns)
+        with (contextlib.nullcontext(self.storage.full(rel)) if self.storage.is_local else self.storage.open(rel)) as src:
+            pf = pq.ParquetFile(src)
+            cols = [n for n in pf.schema_arrow.names if n not in skip]
+            for batch in pf.iter_batches(batch_size=batch_rows, columns=cols):
+                yield pa.Table.from_batches([batch])
 
     def _read_base(self, rel: str, skip_columns: Iterable[str] = ()) -> pa.Table:
         skip = set(skip_columns)
