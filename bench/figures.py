@@ -134,14 +134,15 @@ def p1_merge_kernel(cfg, work: str) -> Figure:
         tab = HudiTable.load(src)
         sl = tab.file_system_view().latest_slices()[0]
         t_scan, _ = _median_time(lambda: tab.fold_logs(sl.log_paths, tab._filter()), cfg.reps)
-        keys = pq.read_table(base_path, columns=["_hoodie_record_key"]).column(0).to_pylist()
+        keys = pq.read_table(base_path, columns=["_hoodie_record_key"]).column(0)
         wo = WriteOptions()
 
         def bloom():
             bf = bloom_mod.create_bloom_filter(num_entries=wo.bloom_num_entries, fpp=wo.bloom_fpp,
                                                max_entries=wo.bloom_max_entries)
             bf.add_all(keys)
-            bloom_mod.footer_entries(bf, min(keys), max(keys))
+            mm = pc.min_max(keys)
+            bloom_mod.footer_entries(bf, mm["min"].as_py(), mm["max"].as_py())
 
         t_bloom, _ = _median_time(bloom, cfg.reps)
         t_read, _ = _median_time(lambda: pq.read_table(base_path), cfg.reps)

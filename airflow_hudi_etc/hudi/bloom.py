@@ -61,6 +61,7 @@ import base64
 import binascii
 import math
 import struct
+from functools import lru_cache
 from typing import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -268,8 +269,39 @@ def _rot_np(x: np.ndarray, k: int) -> np.ndarray:
     return (x << np.uint32(k)) | (x >> np.uint32(32 - k))
 
 
+def _abs_mod(h: np.ndarray, vector_size: int, out: np.ndarray, tmp: np.ndarray) -> None:
+    """``out[:] = abs(int32(h)) % vector_size`` for uint32 ``h`` (Java's ``Math.abs(h % size)``).
+
+    The remainder is taken with a multiply and a shift instead of a division (an integer
+    division costs as much as the whole hash round): for 0 <= n < 2**31 and
+    ``m = ceil(2**(31 + l) / d)``, ``l = ceil(log2 d)``, ``n // d == (m * n) >> (31 + l)``
+    exactly (Granlund & Montgomery 1994, thm. 4.2), and ``m * n`` < 2**64. The one value it
+    does not cover, ``abs(INT_MIN) = 2**31``, is fixed up apart.
+    """
+    np.right_shift(h.view(np.int32), 31, out=tmp.view(np.int32))  # 0 or -1: the sign
+    a = np.bitwise_xor(h, tmp)
+    np.subtract(a, tmp, out=a)  # two's-complement abs, as uint32 (INT_MIN -> 2**31)
+    m, shift = _div_magic(vector_size)
+    n = a.astype(np.uint64)
+    q = n * np.uint64(m)
+    q >>= np.uint64(shift)
+    q *= np.uint64(vector_size)
+    n -= q
+    top = a == np.uint32(1 << 31)
+    if top.any():
+        n[top] = (1 << 31) % vector_size
+    out[:] = n
+
+
+@lru_cache(maxsize=16)
+def _div_magic(d: int) -> tuple[int, int]:
+    ell = max(0, (d - 1).bit_length())
+    return -(-(1 << (31 + ell)) // d), 31 + ell
+
+
 def _murmur_positions_np(data: np.ndarray, nb_hash: int, vector_size: int) -> np.ndarray:
-    """(n, L) uint8 keys of one length -> (n, nb_hash) int64 positions."""
+    """(n, L) uint8 keys of one length -> (n, nb_hash) positions (a transposed view of rows
+    of one hash round each: every step works in place on contiguous uint32 vectors)."""
     n, length = data.shape
     n4 = length >> 2
     blocks = None
@@ -286,23 +318,27 @@ def _murmur_positions_np(data: np.ndarray, nb_hash: int, vector_size: int) -> np
         tail = np.zeros(n, dtype=np.uint32)
         for j in range(left):
             tail ^= signed[:, j] << np.uint32(8 * (left - 1 - j))
-    out = np.empty((n, nb_hash), dtype=np.int64)
-    seed = np.zeros(n, dtype=np.uint32)
+    out = np.empty((nb_hash, n), dtype=np.intp)  # bit positions, ready to index with
+    h = np.zeros(n, dtype=np.uint32)  # the seed of round 0; each round's hash seeds the next
+    tmp = np.empty(n, dtype=np.uint32)
+    length_u = np.uint32(length)
+    s13, s15 = np.uint32(13), np.uint32(15)
     for i in range(nb_hash):
-        h = seed ^ np.uint32(length)
+        np.bitwise_xor(h, length_u, out=h)
         if blocks is not None:
             for j in range(n4):
-                h *= _M_U32
-                h ^= blocks[j]
+                np.multiply(h, _M_U32, out=h)
+                np.bitwise_xor(h, blocks[j], out=h)
         if tail is not None:
-            h ^= tail
-            h *= _M_U32
-        h ^= h >> np.uint32(13)
-        h *= _M_U32
-        h ^= h >> np.uint32(15)
-        out[:, i] = np.abs(h.view(np.int32).astype(np.int64)) % vector_size
-        seed = h
-    return out
+            np.bitwise_xor(h, tail, out=h)
+            np.multiply(h, _M_U32, out=h)
+        np.right_shift(h, s13, out=tmp)
+        np.bitwise_xor(h, tmp, out=h)
+        np.multiply(h, _M_U32, out=h)
+        np.right_shift(h, s15, out=tmp)
+        np.bitwise_xor(h, tmp, out=h)
+        _abs_mod(h, vector_size, out[i], tmp)
+    return out.T
 
 
 def _jenkins_positions_np(data: np.ndarray, nb_hash: int, vector_size: int) -> np.ndarray:
@@ -409,25 +445,32 @@ class _PackedKeys:
 
 
 def _pack_keys(keys: Iterable[object]) -> "_PackedKeys | list[bytes]":
-    """The keys as :class:`_PackedKeys` when they are a large list of non-empty ``str`` that
-    Arrow encodes to UTF-8 exactly as ``str.encode('utf-8')`` (no lone surrogates); otherwise
-    the per-key encoding of :func:`_encode_keys` (which also raises for bad keys)."""
-    if not isinstance(keys, list) or len(keys) <= _SCALAR_LIMIT:
-        return _encode_keys(keys)
-    try:
-        import pyarrow as pa
+    """The keys as :class:`_PackedKeys` when they are many non-empty strings that Arrow holds
+    as UTF-8 exactly as ``str.encode('utf-8')`` gives it (no lone surrogates): a list of ``str``
+    or an Arrow string array; otherwise the per-key encoding of :func:`_encode_keys` (which
+    also raises for bad keys)."""
+    import pyarrow as pa
 
-        arr = pa.array(keys, from_pandas=False)
-    except Exception:  # mixed types, surrogates (Arrow refuses them), ...: the per-key path decides
-        return _encode_keys(keys)
-    if not isinstance(arr, pa.Array) or arr.type != pa.string() or arr.null_count:
-        return _encode_keys(keys)
+    if isinstance(keys, (pa.Array, pa.ChunkedArray)):
+        arr = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+        if len(arr) <= _SCALAR_LIMIT or arr.null_count or not (pa.types.is_string(arr.type)
+                                                               or pa.types.is_large_string(arr.type)):
+            return _encode_keys(arr.to_pylist())
+    else:
+        if not isinstance(keys, list) or len(keys) <= _SCALAR_LIMIT:
+            return _encode_keys(keys)
+        try:
+            arr = pa.array(keys, from_pandas=False)
+        except Exception:  # mixed types, surrogates (Arrow refuses them), ...: the per-key path decides
+            return _encode_keys(keys)
+        if not isinstance(arr, pa.Array) or arr.type != pa.string() or arr.null_count:
+            return _encode_keys(keys)
     arr = arr.cast(pa.large_string())
     bufs = arr.buffers()
     n = len(arr)
     offsets = np.frombuffer(bufs[1], dtype=np.int64, count=n + 1, offset=arr.offset * 8)
     if n and bool((offsets[1:] == offsets[:-1]).any()):  # an empty key: the per-key path raises
-        return _encode_keys(keys)
+        return _encode_keys(arr.to_pylist())
     base = int(offsets[0])
     data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
     if base:
@@ -601,12 +644,21 @@ class BloomFilter:
         targets = self._assign_rows(len(encoded))
         rows = self._rows()
         for idx, pos in _positions_of(encoded, self._nb_hash, self._vector_size, self._hash_type):
+            by_round = pos.T  # (nb_hash, n): contiguous for the numpy Murmur path
             if targets is None:
-                rows[0][pos.ravel()] = True
+                rows[0][by_round.ravel()] = True
                 continue
             t = targets[idx]
-            for r in np.unique(t).tolist():
-                rows[r][pos[t == r].ravel()] = True
+            first = int(t[0])
+            if bool((t == first).all()):
+                rows[first][by_round.ravel()] = True
+                continue
+            # keys spread over rows: one scatter into the rows laid end to end, then per row
+            lo, hi = int(t.min()), int(t.max())
+            span = np.zeros((hi - lo + 1) * self._vector_size, dtype=np.bool_)
+            span[(by_round + ((t - lo) * self._vector_size)[None, :]).ravel()] = True
+            for r in range(lo, hi + 1):
+                rows[r] |= span[(r - lo) * self._vector_size : (r - lo + 1) * self._vector_size]
 
     def might_contain_many(self, keys: Iterable[str | bytes]) -> list[bool]:
         encoded = _pack_keys(keys)
