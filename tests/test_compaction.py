@@ -9,6 +9,7 @@ import os
 import pyarrow as pa
 import pytest
 
+from airflow_hudi_etc.compaction import executor
 from airflow_hudi_etc.compaction.service import execute, rollback, schedule, unschedule
 from airflow_hudi_etc.hudi.table import HudiTable
 from airflow_hudi_etc.hudi.writer import write_batch
@@ -83,8 +84,12 @@ SLOW = pytest.mark.slow
 
 
 @pytest.mark.parametrize("seed", [*range(30), *(pytest.param(s, marks=SLOW) for s in range(30, 130))])
-def test_partial_compaction_keeps_snapshot_and_guarantees_ro(tmp_path, seed):
+def test_partial_compaction_keeps_snapshot_and_guarantees_ro(tmp_path, seed, monkeypatch):
     link_mode = "copy" if seed % 2 else "symlink"
+    # the new base file is written as a stream: batches of the old base and row groups of the
+    # new one as small as a row, or the whole file at once
+    monkeypatch.setattr(executor, "BATCH_ROWS", (1, 3, 65_536)[seed % 3])
+    monkeypatch.setattr(executor, "ROW_GROUP_BYTES", (1, 32 << 20)[seed % 2])
     payload = "event-time-ordering" if seed % 3 == 2 else "overwrite-latest"
     # ordering values grow over time: with decreasing ones Hudi's own answers depend on when
     # compaction runs (see test_merge_rules), for stock compaction as much as for ours

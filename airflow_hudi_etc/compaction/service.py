@@ -46,8 +46,9 @@ from ..hudi.timeline import (
     next_instant_time,
     write_stat,
 )
-from ..hudi.writer import LocalEngine, WriteOptions, base_file_bytes
+from ..hudi.writer import LocalEngine
 from ..hudi import logformat as lf
+from .executor import write_base_table, write_merged_base
 from .plan import CompactionPlan, LinkOp, Operation
 from .metrics import (
     K_COMPACTED_BYTES,
@@ -434,42 +435,33 @@ def compact_task(t: CompactTask) -> list[dict]:
     op = t.op
     spec = SliceReadSpec(op.partition, op.file_id, op.path(op.base_file) if op.base_file else None,
                          tuple(op.path(n) for n in op.compact_logs))
-    merged = table.read_slice(spec, skip_base_columns=(FILE_NAME,))  # rewritten below: not read
     et = t.event_time_field or table.config.event_time_field
+    name = f"{op.file_id}_{t.task_index}-2-0_{t.instant}.parquet"
+    rel = op.path(name)
     late = None
-    if t.split_threshold_ms is not None and et and et in merged.column_names and merged.num_rows:
-        merged, late = _split_at_threshold(table, spec, merged, et, t.split_threshold_ms)
-        if late is not None:
-            late = (late, et)
     folded: tuple[str, ...] = ()
+    # always a base file, even with no rows left: slice C must shadow the old base for RO reads
     if t.split_threshold_ms is None:
         folded = _committed_writer_logs(table, op, t.instant)
         later = tuple(op.path(lk.target) for lk in op.links) + folded
-        if later:
-            merged = _with_log_only_keys(table, spec, merged, later)
-    name = f"{op.file_id}_{t.task_index}-2-0_{t.instant}.parquet"
-    merged = merged.set_column(merged.schema.get_field_index(FILE_NAME), FILE_NAME,
-                               pa.repeat(pa.scalar(name, pa.string()), merged.num_rows))
-    stats = []
-    rel = op.path(name)
-    # always a base file, even with no rows left: slice C must shadow the old base for RO reads
-    data = base_file_bytes(merged, t.schema_json, WriteOptions())
-    _create_once(t.storage, rel, data)
+        out = write_merged_base(table, spec, later, rel, name, t.schema_json, et)
+    else:
+        merged = table.read_slice(spec, skip_base_columns=(FILE_NAME,))  # rewritten: not read
+        if et and et in merged.column_names and merged.num_rows:
+            merged, late = _split_at_threshold(table, spec, merged, et, t.split_threshold_ms)
+        out = write_base_table(table, rel, merged, name, t.schema_json, et)
     crashpoint("execute.after-base-file")
-    lo = hi = None
-    if et and et in merged.column_names:
-        mm = pc.min_max(event_time_millis(merged.column(et)))
-        lo, hi = mm["min"].as_py(), mm["max"].as_py()
     log_bytes = sum(t.storage.size(op.path(n)) for n in op.compact_logs)
     st = write_stat(file_id=op.file_id, path=rel, partition_path=op.partition, prev_commit=op.base_instant,
-                    num_writes=merged.num_rows, file_size=len(data), min_event_time=lo, max_event_time=hi)
+                    num_writes=out.rows, file_size=out.size, min_event_time=out.min_event_time,
+                    max_event_time=out.max_event_time)
     st.update(totalLogFilesCompacted=len(op.compact_logs), totalLogSizeCompacted=log_bytes)
     if t.split_threshold_ms is None:
         st["hoodieEtcWriterLogs"] = list(folded)  # writer logs of slice C whose live keys the base keeps
     st["runtimeStats"]["totalUpsertTime"] = int((time.monotonic() - t0) * 1000)
-    stats.append(st)
+    stats = [st]
     if late is not None:
-        stats.append(_write_split_log(t, late[0], late[1], name))
+        stats.append(_write_split_log(t, late, et, name))
     for lk in op.links:
         link_rel, target_rel = op.path(lk.link), op.path(lk.target)
         if not t.storage.exists(link_rel):
@@ -539,25 +531,6 @@ def _stale_plan_logs(table: HudiTable, plan: CompactionPlan) -> list[str]:
             if any(isinstance(b, lf.LogBlock) and b.instant_time and accept.accepts(b.instant_time) for b in blocks):
                 out.append(f.path)
     return out
-
-
-def _with_log_only_keys(table: HudiTable, spec: SliceReadSpec, merged: pa.Table, remaining: tuple[str, ...]) -> pa.Table:
-    """Keep every live key of the group in the new base file.
-
-    Writers with Hudi's bloom or simple index look keys up in base files only. A key the
-    compacted prefix deleted and a remaining log re-inserted would live in a log alone, and
-    the next upsert of it would start a duplicate in another file group. Such keys go into the
-    base with their fully merged record: the remaining logs, re-applied on top, yield that same
-    record, so the snapshot is unchanged, and RO only gets fresher.
-    """
-    full = table.read_slice(SliceReadSpec(spec.partition, spec.file_id, spec.base_path, spec.log_paths + remaining))
-    if not full.num_rows:
-        return merged
-    have = merged.column(RECORD_KEY)
-    missing = full.filter(pc.invert(pc.fill_null(pc.is_in(full.column(RECORD_KEY), value_set=have), False)))
-    if not missing.num_rows:
-        return merged
-    return pa.concat_tables([merged, missing.select(merged.column_names).cast(merged.schema)])
 
 
 def _split_at_threshold(table: HudiTable, spec: SliceReadSpec, merged: pa.Table, et: str, threshold_ms: int):

@@ -44,8 +44,10 @@ other processes' instants.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
+import tempfile
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
@@ -127,6 +129,19 @@ def _new_file_info(path: str, size: int, is_link: bool) -> FileInfo:
     d["size"] = size
     d["is_link"] = is_link
     return o
+
+
+def _same_local_file(a: str, b: str, chunk: int = 1 << 20) -> bool:
+    """Whether two local files hold the same bytes (read in chunks)."""
+    if os.path.getsize(a) != os.path.getsize(b):
+        return False
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        while True:
+            x, y = fa.read(chunk), fb.read(chunk)
+            if x != y:
+                return False
+            if not x:
+                return True
 
 
 @dataclass(repr=False)
@@ -432,6 +447,47 @@ class Storage:
 
     def _rel_of(self, target: str) -> str:
         return target[len(self.base_uri) + 1 :] if target.startswith(self.base_uri + "/") else target
+
+    @contextlib.contextmanager
+    def create_streamed(self, rel: str, *, same_ok: bool = False) -> Iterator[Any]:
+        """Write a new file through a binary file object; it appears under ``rel`` whole, and
+        only when the block ends without an error (atomically, as :meth:`create_if_absent`).
+
+        Raises :class:`InstantExistsError` if ``rel`` exists, unless ``same_ok`` and its bytes
+        equal the new ones (a retried task that finds its own file). Local: a temp file beside
+        the target, hard-linked into place. Object stores: the bytes are spooled (in memory up
+        to 64 MiB, then a local temp file) and sent as one conditional PUT at the end.
+        """
+        rel = safe_relpath(rel)
+        if self.is_local:
+            target = self.full(rel)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            tmp = self.full(self._tmp_name(rel))
+            try:
+                with open(tmp, "wb") as f:
+                    yield f
+                    f.flush()
+                    os.fsync(f.fileno())
+                try:
+                    os.link(tmp, target)
+                except FileExistsError:
+                    if not (same_ok and _same_local_file(tmp, target)):
+                        raise InstantExistsError(f"{rel} already exists") from None
+            finally:
+                try:
+                    os.unlink(tmp)
+                except FileNotFoundError:
+                    pass
+            return
+        with tempfile.SpooledTemporaryFile(max_size=64 << 20) as f:
+            yield f
+            f.seek(0)
+            data = f.read()
+        try:
+            self._put_object(self.full(rel), data, if_absent=True)
+        except InstantExistsError:
+            if not (same_ok and self.read_bytes(rel) == data):
+                raise
 
     def write_atomic(self, rel: str, data: bytes) -> None:
         """Replace a file as a whole (temp + rename locally; a single put on object stores)."""

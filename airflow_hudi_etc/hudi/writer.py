@@ -402,24 +402,76 @@ def encode_base_file(unit: WriteUnit, rows: pa.Table) -> bytes:
     return base_file_bytes(out, unit.avro_schema_json, unit.options)
 
 
+class BaseFileWriter:
+    """Streams rows into a Hudi base parquet file: row groups as they fill, then the footer.
+
+    The footer carries the Avro schema (``parquet.avro.schema``, as parquet-avro writes it)
+    and what Hudi's bloom index needs, the record-key bloom
+    filter and the key range (``hoodie_min_record_key``/``hoodie_max_record_key``); those are
+    only known once every row is in, so they are added when the file is closed. Keys go into
+    the filter in row order (the order decides which row of a dynamic filter a key fills).
+
+    ``sink``: a binary file object. Rows are buffered until ``row_group_bytes`` of Arrow data,
+    then written as one row group, so memory stays near one row group whatever the file size.
+    """
+
+    def __init__(self, sink: Any, schema: pa.Schema, avro_schema_json: str,
+                 options: "WriteOptions" = None, *, row_group_bytes: int = 32 << 20) -> None:
+        options = options or WriteOptions()
+        self.schema = schema.remove_metadata()
+        self.bloom = bloom_mod.create_bloom_filter(
+            num_entries=options.bloom_num_entries,
+            fpp=options.bloom_fpp,
+            max_entries=options.bloom_max_entries,
+        )
+        # (with store_schema=False pyarrow writes no schema metadata: every footer entry is
+        # added explicitly, at close)
+        self._kv = {"parquet.avro.schema": avro_schema_json, "writer.model.name": "avro"}
+        self._writer = pq.ParquetWriter(sink, self.schema, compression=options.compression,
+                                        store_schema=False, use_dictionary=True)
+        self.row_group_bytes = row_group_bytes
+        self._buf: list[pa.Table] = []
+        self._buf_bytes = 0
+        self.rows = 0
+        self.min_key: str | None = None
+        self.max_key: str | None = None
+
+    def write(self, rows: pa.Table) -> None:
+        if not rows.num_rows:
+            return
+        keys = rows.column(RECORD_KEY)
+        self.bloom.add_all(keys)  # validates the keys (no nulls, no empty ones) first
+        mm = pc.min_max(keys)
+        lo, hi = mm["min"].as_py(), mm["max"].as_py()
+        self.min_key = lo if self.min_key is None or lo < self.min_key else self.min_key
+        self.max_key = hi if self.max_key is None or hi > self.max_key else self.max_key
+        self.rows += rows.num_rows
+        self._buf.append(rows.replace_schema_metadata(None))
+        self._buf_bytes += rows.nbytes
+        if self._buf_bytes >= self.row_group_bytes:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._buf:
+            t = pa.concat_tables(self._buf)
+            self._buf, self._buf_bytes = [], 0
+            self._writer.write_table(t, row_group_size=max(1, t.num_rows))
+
+    def close(self) -> None:
+        self._flush()
+        kv = dict(self._kv)
+        if self.rows:
+            kv.update(bloom_mod.footer_entries(self.bloom, self.min_key, self.max_key))
+        self._writer.add_key_value_metadata(kv)
+        self._writer.close()
+
+
 def base_file_bytes(out: pa.Table, avro_schema_json: str, options: WriteOptions = WriteOptions()) -> bytes:
     """Parquet bytes of a base file: meta columns first, Hudi's footer keys (schema, bloom, key range)."""
-    klist = out.column(RECORD_KEY).to_pylist()
-    bf = bloom_mod.create_bloom_filter(
-        num_entries=options.bloom_num_entries,
-        fpp=options.bloom_fpp,
-        max_entries=options.bloom_max_entries,
-    )
-    bf.add_all(klist)
-    footer = bloom_mod.footer_entries(bf, min(klist), max(klist)) if klist else {}
-    kv = {
-        "parquet.avro.schema": avro_schema_json,
-        "writer.model.name": "avro",
-        **footer,
-    }
-    out = out.replace_schema_metadata({k.encode(): v.encode() for k, v in kv.items()})
     sink = io.BytesIO()
-    pq.write_table(out, sink, compression=options.compression, store_schema=False, use_dictionary=True)
+    w = BaseFileWriter(sink, out.schema, avro_schema_json, options, row_group_bytes=1 << 62)
+    w.write(out)
+    w.close()
     return sink.getvalue()
 
 
