@@ -16,14 +16,13 @@ import math
 import random
 import struct
 
-import fastavro
 import pyarrow as pa
 import pytest
 
 from airflow_hudi_etc.hudi import avro_arrow as aa
 from airflow_hudi_etc.hudi import logformat as lf
 from airflow_hudi_etc.hudi.errors import CorruptLogBlockError
-from test_logformat import _random_schema, _random_value
+from test_logformat import random_schema_and_records
 
 UTC = dt.timezone.utc
 
@@ -135,13 +134,7 @@ def test_empty_block_and_values_at_the_edges():
 @pytest.mark.parametrize("seed", range(60))
 def test_random_schemas_and_damage_never_disagree_with_the_record_path(seed):
     rng = random.Random(1000 + seed)
-    names = [0]
-    schema = {"type": "record", "name": "top", "namespace": "hoodie.t", "fields": [
-        {"name": f"c{i}", "type": _random_schema(rng, 0, names)} for i in range(rng.randrange(1, 10))]}
-    named: dict = {}
-    fastavro.parse_schema(schema, named_schemas=named)
-    named = {**named, **{k.split(".")[-1]: v for k, v in named.items()}}
-    records = [_random_value(rng, schema, named) for _ in range(rng.randrange(1, 40))]
+    schema, records = random_schema_and_records(rng, max_fields=10)
     sj = json.dumps(schema)
     content = lf.encode_avro_records(sj, records)
     try:

@@ -732,18 +732,23 @@ def _random_value(rng: random.Random, s, named: dict):
     return _random_value(rng, t, named)
 
 
+def random_schema_and_records(rng: random.Random, max_fields: int) -> tuple[dict, list]:
+    """A random top-level record schema of 1 to ``max_fields - 1`` fields and 1 to 39 records."""
+    names = [0]
+    schema = {"type": "record", "name": "top", "namespace": "hoodie.t", "fields": [
+        {"name": f"c{i}", "type": _random_schema(rng, 0, names)} for i in range(rng.randrange(1, max_fields))]}
+    named: dict = {}
+    fastavro.parse_schema(schema, named_schemas=named)
+    named = {**named, **{k.split(".")[-1]: v for k, v in named.items()}}
+    return schema, [_random_value(rng, schema, named) for _ in range(rng.randrange(1, 40))]
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_generated_avro_decoder_equals_fastavro(seed):
     """Random schemas and records: the fast path gives exactly fastavro's records, and on
     damaged content the same records or a CorruptLogBlockError, as fastavro does."""
     rng = random.Random(seed)
-    names = [0]
-    schema = {"type": "record", "name": "top", "namespace": "hoodie.t", "fields": [
-        {"name": f"c{i}", "type": _random_schema(rng, 0, names)} for i in range(rng.randrange(1, 12))]}
-    named: dict = {}
-    fastavro.parse_schema(schema, named_schemas=named)
-    named = {**named, **{k.split(".")[-1]: v for k, v in named.items()}}
-    records = [_random_value(rng, schema, named) for _ in range(rng.randrange(1, 40))]
+    schema, records = random_schema_and_records(rng, max_fields=12)
     sj = json.dumps(schema)
     content = lf.encode_avro_records(sj, records)
     fast = lf._fast_decoder(sj)

@@ -22,7 +22,6 @@ Rules (shared/hudi-format.md §6.2-6.4, pitfall 21):
 
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
@@ -30,7 +29,6 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from . import avro_arrow
 from . import logformat as lf
@@ -110,12 +108,8 @@ class ScanStats:
         return dict(self.__dict__)
 
 
-#: a log file as read: (name, bytes) or (name, bytes, its parsed blocks)
-LogFileBytes = Sequence[Any]
-
-
 def queue_blocks(
-    log_files: Sequence[LogFileBytes], accept: ReadFilter, stats: ScanStats | None = None
+    log_files: Sequence[tuple], accept: ReadFilter, stats: ScanStats | None = None
 ) -> list[lf.LogBlock]:
     """Valid data/delete blocks of the given log files in merge order, rollbacks applied.
 
@@ -478,6 +472,3 @@ def merge_slice(base: pa.Table | None, folded: FoldedLogs, schema: pa.Schema, *,
 def _is_natural_zero(value: Any, otype: str | None) -> bool:
     return otype == "int" and value == 0 and not isinstance(value, bool)
 
-
-def read_parquet_bytes(data: bytes, columns: list[str] | None = None) -> pa.Table:
-    return pq.read_table(io.BytesIO(data), columns=columns)
