@@ -242,7 +242,8 @@ def _counting_storage(path: str):
     from airflow_hudi_etc.hudi.storage import Storage
 
     counts: dict[str, int] = {}
-    names = ("list", "list_dirs", "read_bytes", "read_text", "open", "exists", "size", "readlink", "walk_files")
+    names = ("list", "list_names", "list_entry_names", "list_dirs", "list_files_and_dirs", "list_names_and_dirs",
+             "read_bytes", "read_text", "open", "exists", "size", "readlink", "walk_files")
 
     def wrap(name):
         real = getattr(Storage, name)

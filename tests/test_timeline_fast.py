@@ -43,6 +43,10 @@ def _random_names(rng, n):
             name = "x" + name
         elif r < 0.08:
             name = "hoodie.properties"
+        elif r < 0.10:  # an action twice in one name: the stamp after the first one is no prefix
+            name = f"x.{a}{ts}.{a}{suffix}"
+        elif r < 0.11:
+            name = f"{ts}.{a}.{a}{suffix}"
         out.append(name)
     return out
 
@@ -77,3 +81,37 @@ def test_list_names_matches_list(tmp_path):
     assert sorted(st.list_names()) == sorted(f.name for f in st.list())
     assert sorted(st.list_names(include_temp=True)) == sorted(f.name for f in st.list(include_temp=True))
     assert st.list_names("missing") == []
+
+
+def test_an_action_twice_in_one_name_is_no_instant():
+    """The lazy search splits the names at ".compaction": the text between two of them in one
+    name is not a timestamp prefix (the full parse takes no such name either)."""
+    names = ["x.compaction12345678901234567.compaction.requested", "20250101000000000.deltacommit",
+             "20250101000000001.compaction.compaction.inflight"]
+    tl = Timeline.from_file_names(names)
+    assert tl.pending_compactions == () and tl.completed_compactions == ()
+    assert Timeline.from_file_names(names).instants == _reference(names)
+
+
+def test_list_entry_names_lists_files_and_folders_in_one_call(tmp_path):
+    st = Storage(str(tmp_path))
+    (tmp_path / "a").write_text("x")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / ".hudi-etc-tmp-zzz").write_text("x")
+    (tmp_path / "link").symlink_to(tmp_path / "a")
+    assert sorted(st.list_entry_names()) == ["a", "link", "sub"]
+    assert sorted(st.list_entry_names(include_temp=True)) == [".hudi-etc-tmp-zzz", "a", "link", "sub"]
+    assert st.list_entry_names("missing") == []
+
+
+def test_timeline_load_ignores_hoodie_folders(tmp_path):
+    hoodie = tmp_path / ".hoodie"
+    for d in (".aux", ".temp", "archived", "metadata", ".schema"):
+        (hoodie / d).mkdir(parents=True)
+    names = ["20250101000000000.deltacommit.requested", "20250101000000000.deltacommit.inflight",
+             "20250101000000000.deltacommit", "20250101000000001.compaction.requested", "hoodie.properties"]
+    for n in names:
+        (hoodie / n).write_text("")
+    tl = Timeline.load(Storage(str(tmp_path)))
+    assert tl.instants == _reference(names)
+    assert tl.pending_compactions == (Instant("20250101000000001", Action.COMPACTION, State.REQUESTED),)

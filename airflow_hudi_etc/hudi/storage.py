@@ -313,6 +313,23 @@ class Storage:
         locally (the directory entry's type is enough); one listing call on object stores."""
         return self.list(rel_dir, include_temp=include_temp, names_only=True)
 
+    def list_entry_names(self, rel_dir: str = "", *, include_temp: bool = False) -> list[str]:
+        """Names of what a folder holds, files and (locally) sub-folders alike, temp files left
+        out unless ``include_temp``: one ``os.listdir`` locally, with no per-entry type check
+        (:meth:`list_names` reads each entry's type to leave folders out); object stores:
+        :meth:`list_names`. For readers that take only names of their own pattern from the
+        listing and that no folder has: the timeline's ``<instant>.<action>[.<state>]`` files in
+        ``.hoodie/`` (whose folders are ``.aux``, ``.temp``, ``archived``, ``metadata``, ...)."""
+        if not self.is_local:
+            return self.list_names(rel_dir, include_temp=include_temp)
+        try:
+            out = os.listdir(self.full(rel_dir))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        if include_temp or "\x00" + _TMP_PREFIX not in "\x00" + "\x00".join(out):
+            return out
+        return [n for n in out if not n.startswith(_TMP_PREFIX)]
+
     def _list_names_local(self, p: str, include_temp: bool) -> list[str]:
         # scandir over a descriptor: the entries carry no joined path (cheaper per entry)
         fd = None

@@ -197,7 +197,7 @@ class Timeline:
     """
 
     instants: tuple[Instant, ...]
-    #: file names of ``.hoodie/`` as listed (to find e.g. the compaction plan of a completed commit)
+    #: names in ``.hoodie/`` as listed (sub-folder names included when listed by :meth:`load`)
     files: frozenset[str]
 
     def __init__(self, instants: Iterable[Instant] = (), files: Iterable[str] = frozenset()):
@@ -235,7 +235,11 @@ class Timeline:
 
     @classmethod
     def load(cls, storage) -> "Timeline":
-        return cls.from_file_names(storage.list_names(META_DIR))
+        # one listing of the folder's entries without a type check per entry: its sub-folders
+        # (.aux, .temp, archived, metadata, ...) are never named like a timeline file, and the
+        # parse takes only timeline file names (Hudi's own listing of the timeline keeps every
+        # entry whose name matches, too); nor are temp files ("." first), left in for that reason
+        return cls.from_file_names(storage.list_entry_names(META_DIR, include_temp=True))
 
     @cached_property
     def instants(self) -> tuple[Instant, ...]:  # only reached by a Timeline from file names
@@ -265,15 +269,12 @@ class Timeline:
         if out is not None:
             return out
         pieces = self._joined.split(f".{suffix}{_SEP}")
-        out = set()
         sep = _SEP
         # every piece but the last ends where a name "<prefix>.<suffix>" does; the text after the
-        # piece's last separator is that name's prefix (the separators bound every name)
-        for i in range(len(pieces) - 1):
-            p = pieces[i]
-            ts = p[p.rfind(sep) + 1 :]
-            if (len(ts) == 17 or len(ts) == 14) and ts.isdecimal():
-                out.add(ts)
+        # piece's last separator is that name's prefix (the separators bound every name; the split
+        # consumed the one before a piece without any)
+        heads = [p[p.rfind(sep) + 1 :] for p in pieces[:-1]]
+        out = {ts for ts in heads if (len(ts) == 17 or len(ts) == 14) and ts.isdecimal()}
         cache[suffix] = out
         return out
 
@@ -285,21 +286,27 @@ class Timeline:
         sep = _SEP
         # one split at ".<action>": a piece ends with a name's prefix, the next one starts with the
         # rest of that name (up to its separator)
+        if "." + v not in self._joined:  # (a search is cheaper than a split that finds nothing)
+            return ()
         pieces = self._joined.split("." + v)
         own: dict[str, State] = {}  # ts → highest state among the files "<ts>.<action>[.<state>]"
         rests = _OWN_RESTS
-        for i in range(len(pieces) - 1):
-            p = pieces[i]
-            ts = p[p.rfind(sep) + 1 :]
+        get = own.get
+        for p, nxt in zip(pieces, pieces[1:]):
+            j = p.rfind(sep)
+            if j < 0:  # a second ".<action>" in one name: its prefix is not a timestamp
+                continue
+            ts = p[j + 1 :]
             if not ((len(ts) == 17 or len(ts) == 14) and ts.isdecimal()):
                 continue
-            nxt = pieces[i + 1]
             e = nxt.find(sep)
             if e < 0:  # the name goes on past another ".<action>": not a timeline file
                 continue
             st = rests.get(nxt[:e])
-            if st is not None and (ts not in own or st > own[ts]):
-                own[ts] = st
+            if st is not None:
+                cur = get(ts)
+                if cur is None or st > cur:
+                    own[ts] = st
         if not own:
             return ()
         members = _GROUP_MEMBERS_BY_STATE[_GROUP.get(action, action)]
@@ -384,7 +391,7 @@ class Timeline:
     def last_completed_write(self) -> Instant | None:
         return self.completed_writes[-1] if self.completed_writes else None
 
-    @property
+    @cached_property
     def latest_instant_time(self) -> str | None:
         """Greatest timestamp on the timeline, pending instants included."""
         return max((i.timestamp for i in self.instants), default=None)
