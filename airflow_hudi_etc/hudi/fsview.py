@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from functools import cached_property
+from operator import attrgetter
 from typing import Iterable
 
-from .logformat import parse_log_file_name, log_file_sort_key
+from .logformat import _LOG_FILE_RE, parse_log_file_name, log_file_sort_key
 from .storage import FileInfo, Storage
 from .timeline import META_DIR, Timeline
 
 PARTITION_METAFILE = ".hoodie_partition_metadata"
+_object_new = object.__new__
 BASE_FILE_RE = re.compile(r"^([a-zA-Z0-9-]+)_([a-zA-Z0-9-]+)_([0-9]+)\.(parquet)$")
 
 
@@ -31,8 +34,8 @@ class BaseFile:
     instant: str
     size: int = -1
 
-    @property
-    def path(self) -> str:
+    @cached_property
+    def path(self) -> str:  # a listing sets it when it makes the object
         return _join(self.partition, self.name) if self.partition else self.name
 
 
@@ -47,8 +50,8 @@ class LogFile:
     size: int = -1
     is_link: bool = False
 
-    @property
-    def path(self) -> str:
+    @cached_property
+    def path(self) -> str:  # a listing sets it when it makes the object
         return _join(self.partition, self.name) if self.partition else self.name
 
     @property
@@ -57,6 +60,13 @@ class LogFile:
         # takes only names without a suffix)
         wt = self.write_token
         return (self.base_instant, self.version, (0, "") if wt is None else (1, wt), "")
+
+
+def _log_sort_key(lf: LogFile):
+    return lf.sort_key
+
+
+_VERSION = attrgetter("version")
 
 
 def parse_base_file_name(name: str, partition: str = "", size: int = -1) -> BaseFile | None:
@@ -94,6 +104,15 @@ class FileSlice:
         return self.base_file is None and not self.log_files
 
 
+def _new_slice(partition: str, file_id: str, base_instant: str, base_file: BaseFile | None,
+               log_files: tuple[LogFile, ...]) -> FileSlice:
+    """``FileSlice(...)`` without the frozen-dataclass ``__init__`` (one per file group)."""
+    s = _object_new(FileSlice)
+    s.__dict__.update(partition=partition, file_id=file_id, base_instant=base_instant, base_file=base_file,
+                      log_files=log_files)
+    return s
+
+
 @dataclass
 class FileGroup:
     partition: str
@@ -102,11 +121,31 @@ class FileGroup:
     logs: dict[str, list[LogFile]] = field(default_factory=dict)
 
     def slice_instants(self) -> list[str]:
-        return sorted(set(self.base_files) | set(self.logs))
+        b, lg = self.base_files, self.logs
+        if len(b) + len(lg) == 2 and b.keys() == lg.keys():  # the common case: one slice
+            return list(b)
+        return sorted(set(b) | set(lg))
+
+    def sorted_logs(self, instant: str) -> tuple[LogFile, ...]:
+        """The logs of the slice at ``instant``, in Hudi's log order."""
+        logs = self.logs.get(instant)
+        if not logs:
+            return ()
+        if len(logs) == 1:
+            return (logs[0],)
+        # the logs of one slice share the base instant (the first part of the order): when their
+        # versions differ, they alone give the order; else the whole key does (both sorts are stable)
+        by_version = sorted(logs, key=_VERSION)
+        prev, base = -1, logs[0].base_instant
+        for lf in by_version:
+            v = lf.version
+            if v == prev or lf.base_instant != base:
+                return tuple(sorted(logs, key=_log_sort_key))
+            prev = v
+        return tuple(by_version)
 
     def slice(self, instant: str) -> FileSlice:
-        logs = tuple(sorted(self.logs.get(instant, ()), key=lambda lf: lf.sort_key))
-        return FileSlice(self.partition, self.file_id, instant, self.base_files.get(instant), logs)
+        return FileSlice(self.partition, self.file_id, instant, self.base_files.get(instant), self.sorted_logs(instant))
 
     def slices(self) -> list[FileSlice]:
         return [self.slice(i) for i in self.slice_instants()]
@@ -129,48 +168,107 @@ def list_partitions(storage: Storage) -> list[str]:
     return sorted(_walk_partitions(storage))
 
 
-def _walk_partitions(storage: Storage, sizes: bool = True) -> dict[str, list[FileInfo]]:
+#: one folder's files: their names, their sizes (None: all unknown, -1) and the names of symlinks
+_Listing = tuple  # (list[str], list[int] | None, set[str])
+
+
+def _listing(files: list[FileInfo]) -> _Listing:
+    return [f.name for f in files], [f.size for f in files], {f.name for f in files if f.is_link}
+
+
+def _walk_partitions(storage: Storage, sizes: bool = True) -> dict[str, _Listing]:
     """Partition → its listed files, from one listing of each folder (see :func:`list_partitions`)."""
-    out: dict[str, list[FileInfo]] = {}
+    out: dict[str, _Listing] = {}
     stack = [""]
+    names_only = storage.is_local and not sizes  # no FileInfo per file: names, and the few links
     while stack:
         d = stack.pop()
-        files = storage.list(d) if sizes else storage.list(d, sizes=False)
-        if any(f.name == PARTITION_METAFILE for f in files):
-            out[d] = files
-        for sub in storage.list_dirs(d):
-            leaf = posixpath.basename(sub)
-            if not d and leaf == META_DIR:
+        if names_only:
+            names, links, subs = storage.list_names_and_dirs(d)
+            listing = (names, None, links)
+        else:
+            files, subs = storage.list_files_and_dirs(d, sizes=sizes)
+            listing = _listing(files)
+            names = listing[0]
+        if PARTITION_METAFILE in names:
+            out[d] = listing
+        for sub in subs:
+            if not d and sub == META_DIR:
                 continue
             stack.append(sub)
     return out
+
+#: log names as Hudi's writers make them: ``.{fileId}_{baseInstant}.log.{version}_{writeToken}``
+#: with an ``[A-Za-z0-9-]`` file id, digit instant and version, and nothing after the token. On
+#: such a name ``_LOG_FILE_RE`` (which backtracks) finds these very parts: its greedy file id
+#: ends at the last ``_`` before the last ``.log.<digit>`` (the one after the file id: the token
+#: holds no ``.``), the base instant runs to that ``.log.``, the version and the token's digit runs
+#: are maximal, and no ``.cdc`` suffix follows the token. Other names go through the full pattern.
+_PLAIN_LOG_RE = re.compile(r"\.([A-Za-z0-9-]+)_([0-9]+)\.log\.([0-9]+)_([0-9]+-[0-9]+-[0-9]+)")
 
 
 def scan_partition(storage: Storage, partition: str,
                    files: list[FileInfo] | None = None) -> tuple[list[BaseFile], list[LogFile]]:
     """Base and log files of one partition (``files``: its listing, when already made)."""
+    names, sizes, links = _listing(storage.list(partition) if files is None else files)
+    return _scan(partition, names, sizes, links)
+
+
+def _scan(partition: str, names: list[str], sizes: list[int] | None,
+          links: set[str]) -> tuple[list[BaseFile], list[LogFile]]:
+    """Base and log files among one partition's listed names: the names are matched here as
+    :func:`parse_base_file_name` and :func:`as_log_file` match them (one match per name, no
+    intermediate objects), and each object gets its path as it is made."""
     bases, logs = [], []
-    for fi in storage.list(partition) if files is None else files:
-        name = fi.path.rpartition("/")[2]  # fi.name
-        if not name.startswith("."):  # a base file name starts with [a-zA-Z0-9-]; log names with "."
-            b = parse_base_file_name(name, partition, fi.size)
-            if b is not None:
+    match_base, match_plain, match_log = BASE_FILE_RE.match, _PLAIN_LOG_RE.fullmatch, _LOG_FILE_RE.match
+    new, base_cls, log_cls = _object_new, BaseFile, LogFile
+    prefix = partition if not partition or partition.endswith("/") else partition + "/"
+    for i, name in enumerate(names):
+        if name[:1] != ".":  # a base file name starts with [a-zA-Z0-9-]; a log name with "."
+            m = match_base(name)
+            if m is not None:
+                b = new(base_cls)
+                b.__dict__.update(partition=partition, name=name, file_id=m.group(1), write_token=m.group(2),
+                                  instant=m.group(3), size=-1 if sizes is None else sizes[i], path=prefix + name)
                 bases.append(b)
+            continue
+        m = match_plain(name)
+        if m is not None:
+            fid, base_instant, version, token = m.groups()
+        else:
+            m = match_log(name)
+            if m is None:
                 continue
-        lf = as_log_file(partition, name, fi.size, fi.is_link)
-        if lf is not None:
-            logs.append(lf)
+            fid, base_instant, ext, version, _, token, _, _, _, suffix = m.groups()
+            if ext != "log" or suffix:  # as_log_file: logs only, no .cdc
+                continue
+        lf = new(log_cls)
+        lf.__dict__.update(partition=partition, name=name, file_id=fid, base_instant=base_instant,
+                           version=int(version), write_token=token, size=-1 if sizes is None else sizes[i],
+                           is_link=name in links, path=prefix + name)
+        logs.append(lf)
     return bases, logs
 
 
 def build_file_groups(bases: Iterable[BaseFile], logs: Iterable[LogFile]) -> dict[tuple[str, str], FileGroup]:
     groups: dict[tuple[str, str], FileGroup] = {}
+    get = groups.get
     for b in bases:
-        g = groups.setdefault((b.partition, b.file_id), FileGroup(b.partition, b.file_id))
+        key = (b.partition, b.file_id)
+        g = get(key)
+        if g is None:
+            g = groups[key] = FileGroup(b.partition, b.file_id)
         g.base_files[b.instant] = b
     for lf in logs:
-        g = groups.setdefault((lf.partition, lf.file_id), FileGroup(lf.partition, lf.file_id))
-        g.logs.setdefault(lf.base_instant, []).append(lf)
+        key = (lf.partition, lf.file_id)
+        g = get(key)
+        if g is None:
+            g = groups[key] = FileGroup(lf.partition, lf.file_id)
+        at = g.logs.get(lf.base_instant)
+        if at is None:
+            g.logs[lf.base_instant] = [lf]
+        else:
+            at.append(lf)
     return groups
 
 
@@ -191,12 +289,12 @@ class FileSystemView:
         elif sizes:
             listed = {}
         else:
-            listed = {p: storage.list(p, sizes=False) for p in partitions}
+            listed = {p: _listing(storage.list(p, sizes=False)) for p in partitions}
         parts = tuple(sorted(listed)) if partitions is None else tuple(partitions)
         bases: list[BaseFile] = []
         logs: list[LogFile] = []
         for p in parts:
-            b, lg = scan_partition(storage, p, listed.get(p))
+            b, lg = _scan(p, *(listed.get(p) or _listing(storage.list(p))))
             bases += b
             logs += lg
         return cls(timeline, build_file_groups(bases, logs), parts)
@@ -238,39 +336,53 @@ class FileSystemView:
         """
         tl = self.timeline if as_of is None else self.timeline.as_of(as_of)
         replaced = self.replaced_file_ids
+        groups = self.groups
+        pending = tl.pending_compaction_times
+        last = tl.latest_instant_time
+        committed = tl.is_committed
         out = []
-        for (part, fid), g in sorted(self.groups.items()):
-            if (part, fid) in replaced:
+        append = out.append
+        for key in sorted(groups):
+            if key in replaced:
+                continue
+            g = groups[key]
+            b, lg = g.base_files, g.logs
+            if len(b) + len(lg) == 2 and b.keys() == lg.keys() or len(b) + len(lg) == 1:
+                # one slice (the common case): latest_slice_of's rules, inline
+                inst = next(iter(b or lg))
+                if last is None or inst > last or not (committed(inst) or inst in pending):  # _slice_committed
+                    continue
+                base = b.get(inst)
+                if base is not None and not self._base_visible(base, tl):
+                    base = None
+                logs = g.sorted_logs(inst)
+                if base is not None or logs:  # else: empty (not kept, as below)
+                    append(_new_slice(g.partition, g.file_id, inst, base, logs))
                 continue
             s = self.latest_slice_of(g, tl, merge_pending=merge_pending)
             if s is not None and not s.is_empty:
-                out.append(s)
+                append(s)
         return out
 
     def latest_slice_of(self, g: FileGroup, tl: Timeline, *, merge_pending: bool = True) -> FileSlice | None:
-        visible: list[FileSlice] = []
+        pending = tl.pending_compaction_times
+        visible: list[tuple[str, BaseFile | None]] = []  # (instant, visible base file) per visible slice
         for inst in g.slice_instants():
             if not self._slice_committed(inst, tl):
                 continue
-            s = g.slice(inst)
-            if s.base_file is not None and not self._base_visible(s.base_file, tl):
-                s = replace(s, base_file=None)
-            if s.base_file is None and not s.log_files and inst not in tl.pending_compaction_times:
+            b = g.base_files.get(inst)
+            if b is not None and not self._base_visible(b, tl):
+                b = None
+            if b is None and not g.logs.get(inst) and inst not in pending:
                 continue
-            visible.append(s)
+            visible.append((inst, b))
         if not visible:
             return None
-        latest = visible[-1]
-        if merge_pending and latest.base_instant in tl.pending_compaction_times and len(visible) > 1:
-            prev = visible[-2]
-            return FileSlice(
-                latest.partition,
-                latest.file_id,
-                prev.base_instant,
-                prev.base_file,
-                prev.log_files + latest.log_files,
-            )
-        return latest
+        inst, b = visible[-1]
+        if merge_pending and inst in pending and len(visible) > 1:
+            prev, prev_base = visible[-2]
+            return _new_slice(g.partition, g.file_id, prev, prev_base, g.sorted_logs(prev) + g.sorted_logs(inst))
+        return _new_slice(g.partition, g.file_id, inst, b, g.sorted_logs(inst))
 
     @property
     def replaced_file_ids(self) -> frozenset[tuple[str, str]]:

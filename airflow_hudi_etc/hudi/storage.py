@@ -361,6 +361,87 @@ class Storage:
             return out
         return [n for n in out if not n.startswith(_TMP_PREFIX)]
 
+    def list_names_and_dirs(self, rel_dir: str = "") -> tuple[list[str], set[str], list[str]]:
+        """From one listing: the names :meth:`list_names` would return, those of them that are
+        symlinks, and :meth:`list_dirs`. Locally no stat and no object per file."""
+        if not self.is_local:
+            files, dirs = self.list_files_and_dirs(rel_dir, sizes=False)
+            return [f.name for f in files], {f.name for f in files if f.is_link}, dirs
+        rel_dir = safe_relpath(rel_dir)
+        try:
+            it = os.scandir(self.full(rel_dir))
+        except (FileNotFoundError, NotADirectoryError):
+            return [], set(), []
+        prefix = rel_dir + "/" if rel_dir else ""
+        names: list[str] = []
+        links: set[str] = set()
+        dirs: list[str] = []
+        append = names.append
+        with it:
+            for e in it:
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        dirs.append(prefix + e.name)
+                        continue
+                    if e.is_symlink():
+                        links.add(e.name)
+                except FileNotFoundError:
+                    continue
+                append(e.name)
+        if "\x00" + _TMP_PREFIX in "\x00" + "\x00".join(names):
+            names = [n for n in names if not n.startswith(_TMP_PREFIX)]
+            links = {n for n in links if not n.startswith(_TMP_PREFIX)}
+        dirs.sort()
+        return names, links, dirs
+
+    def list_files_and_dirs(self, rel_dir: str = "", *, sizes: bool = True) -> tuple[list[FileInfo], list[str]]:
+        """``(self.list(rel_dir, sizes=sizes), self.list_dirs(rel_dir))`` from one listing."""
+        rel_dir = safe_relpath(rel_dir)
+        p = self.full(rel_dir)
+        if not self.is_local:
+            try:
+                entries = self.fs.ls(p, detail=True)
+            except FileNotFoundError:
+                return [], []
+            files: list[FileInfo] = []
+            subs = []
+            for d in entries:
+                name = posixpath.basename(d["name"].rstrip("/"))
+                if d.get("type") == "directory":
+                    subs.append(name)
+                elif not name.startswith(_TMP_PREFIX):
+                    files.append(FileInfo(posixpath.join(rel_dir, name) if rel_dir else name, int(d.get("size") or 0)))
+            return files, sorted(posixpath.join(rel_dir, n) if rel_dir else n for n in subs)
+        try:
+            it = os.scandir(p)
+        except (FileNotFoundError, NotADirectoryError):
+            return [], []
+        prefix = rel_dir + "/" if rel_dir else ""
+        files, dirs = [], []
+        append, new = files.append, _new_file_info
+        with it:
+            for e in it:
+                name = e.name
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        dirs.append(prefix + name)
+                        continue
+                    if name.startswith(_TMP_PREFIX):
+                        continue
+                    link = e.is_symlink()
+                    if sizes:
+                        try:
+                            size = e.stat(follow_symlinks=True).st_size
+                        except FileNotFoundError:  # dangling link
+                            size = -1
+                    else:
+                        size = -1
+                except FileNotFoundError:
+                    continue
+                append(new(prefix + name, size, link))
+        dirs.sort()
+        return files, dirs
+
     def list_dirs(self, rel_dir: str = "") -> list[str]:
         """Sub-folders (table-relative) directly inside a folder."""
         rel_dir = safe_relpath(rel_dir)
