@@ -35,3 +35,30 @@ def test_unusual_values_fall_back_to_fastavro():
     assert plan.to_bytes() == plan._to_bytes_fastavro()
     back = CompactionPlan.from_bytes("20250101000000000", plan.to_bytes())
     assert back.operations[0].file_id == "f1"
+
+
+def test_direct_encoding_matches_fastavro_for_big_counts_and_long_strings():
+    """Counts and lengths past the 8192 table, remembered repeats, non-ASCII, no base file."""
+    ops = tuple(
+        Operation(f"p{i % 7}", f"f{i}", "20250101000000000", None if i % 3 == 0 else f"f{i}_0-1-0_2025.parquet",
+                  (f".f{i}_2025.log.1_0-1-0", "é" * (i % 5)), (LinkOp(f".f{i}_2026.log.1_1-0-1", "x" * (i % 3)),),
+                  {"TOTAL_LOG_FILES": 2, "TOTAL_LOG_FILES_SIZE": i * 1.5})
+        for i in range(9000)
+    ) + (Operation("漢" * 5000, "g", "", "b" * 9000, ("l" * 70000,), (), {"k" * 8200: 1}),)
+    plan = CompactionPlan("20250101000000000", ops, {"é": "漢" * 9000, "n": 3})
+    assert plan.to_bytes() == plan._to_bytes_fastavro()
+
+
+def test_values_of_other_types_get_fastavros_verdict():
+    for op in (Operation("", 5, "1", None, (), (), {}), Operation("", "f", "1", None, ("a", 7), (), {}),
+               Operation("", "f", "1", None, (), (LinkOp("a", 3),), {}), Operation("", "f", "1", None, (), (), {1: 2.0})):
+        plan = CompactionPlan("20250101000000000", (op,), {})
+        try:
+            want = plan._to_bytes_fastavro()
+        except Exception as e:  # noqa: BLE001 - the same error type either way
+            want = type(e)
+        try:
+            got = plan.to_bytes()
+        except Exception as e:  # noqa: BLE001
+            got = type(e)
+        assert got == want, op

@@ -103,6 +103,18 @@ class Operation:
         return f"{self.partition}/{name}" if self.partition else name
 
 
+_object_new = object.__new__
+
+
+def operation(partition: str, file_id: str, base_instant: str, base_file: str | None, compact_logs: tuple[str, ...],
+              links: tuple[LinkOp, ...], metrics: dict) -> Operation:
+    """``Operation(...)`` with every field given, without the frozen-dataclass ``__init__``."""
+    o = _object_new(Operation)
+    o.__dict__.update(partition=partition, file_id=file_id, base_instant=base_instant, base_file=base_file,
+                      compact_logs=compact_logs, links=links, metrics=metrics)
+    return o
+
+
 class _NotEncodable(Exception):
     """A value of a type the direct encoder does not take: fastavro decides."""
 
@@ -119,6 +131,8 @@ def _long(n: int) -> bytes:
 
 
 _LONG_SMALL = [_long(i) for i in range(64)]
+#: the ``long`` encodings of 0..8191 (one or two bytes): string lengths and array/map counts
+_LEN_TABLE = _LONG_SMALL + [bytes(((n << 1) & 0x7F | 0x80, n >> 6)) for n in range(64, 8192)]
 
 
 def _str(v) -> bytes:
@@ -135,40 +149,89 @@ def _opt_str(v) -> bytes:
 
 
 def _encode_plan(operations, extra: dict) -> bytes:
-    """The datum of :data:`COMPACTION_PLAN` for version 2, no strategy, preserveHoodieMetadata."""
+    """The datum of :data:`COMPACTION_PLAN` for version 2, no strategy, preserveHoodieMetadata.
+
+    One pass over the operations appending byte strings to one list; a string is its UTF-8 bytes
+    after their length (a ``long``), taken from a table below 8192 bytes; the encodings of values
+    that repeat across operations (partitions, instants, metric keys) are remembered."""
     parts: list[bytes] = []
     add = parts.append
+    lens = _LEN_TABLE
+    memo: dict[str, bytes] = {}  # str → its "string" encoding, for the values that repeat
+    string = str
+
+    def enc(v) -> bytes:  # "string", remembered
+        if v.__class__ is not string:
+            raise _NotEncodable
+        b = memo.get(v)
+        if b is None:
+            u = v.encode("utf-8")
+            n = len(u)
+            b = memo[v] = (lens[n] if n < 8192 else _long(n)) + u
+        return b
+
     add(b"\x02")  # operations: the array branch
     if operations:
-        add(_long(len(operations)))
+        add(lens[len(operations)] if len(operations) < 8192 else _long(len(operations)))
+        double = _DOUBLE
         for o in operations:
-            add(_opt_str(o.base_instant))
+            v = o.base_instant
+            add(b"\x00" if v is None else b"\x02" + enc(v))
             logs = o.compact_logs
             add(b"\x02")  # deltaFilePaths: array
             if logs:
-                add(_long(len(logs)))
-                for n in logs:
-                    add(_str(n))
-            add(b"\x00")
-            add(_opt_str(o.base_file))
-            add(_opt_str(o.file_id))
-            add(_opt_str(o.partition))
+                add(lens[len(logs)] if len(logs) < 8192 else _long(len(logs)))
+                for n in logs:  # unique names: not remembered
+                    if n.__class__ is not string:
+                        raise _NotEncodable
+                    u = n.encode("utf-8")
+                    k = len(u)
+                    add(lens[k] if k < 8192 else _long(k))
+                    add(u)
+            v = o.base_file
+            if v is None:
+                add(b"\x00\x00")  # end of deltaFilePaths; dataFilePath: null
+            else:
+                if v.__class__ is not string:
+                    raise _NotEncodable
+                u = v.encode("utf-8")
+                k = len(u)
+                add(b"\x00\x02" + (lens[k] if k < 8192 else _long(k)))
+                add(u)
+            v = o.file_id
+            if v is None:
+                add(b"\x00")
+            else:
+                if v.__class__ is not string:
+                    raise _NotEncodable
+                u = v.encode("utf-8")
+                k = len(u)
+                add(b"\x02" + (lens[k] if k < 8192 else _long(k)))
+                add(u)
+            v = o.partition
+            add(b"\x00" if v is None else b"\x02" + enc(v))
             metrics = o.metrics
             add(b"\x02")  # metrics: map of double
             if metrics:
-                add(_long(len(metrics)))
+                add(lens[len(metrics)] if len(metrics) < 8192 else _long(len(metrics)))
                 for k, v in metrics.items():
-                    add(_str(k))
-                    add(_DOUBLE(float(v)))
-            add(b"\x00")
-            add(b"\x00")  # bootstrapFilePath: null
+                    add(enc(k))
+                    add(double(float(v)))
+            add(b"\x00\x00\x02")  # end of metrics; bootstrapFilePath: null; linkOperations: array
             links = o.links
-            add(b"\x02")  # linkOperations: array
             if links:
-                add(_long(len(links)))
+                add(lens[len(links)] if len(links) < 8192 else _long(len(links)))
                 for lk in links:
-                    add(_opt_str(lk.link))
-                    add(_opt_str(lk.target))
+                    for v in (lk.link, lk.target):
+                        if v is None:
+                            add(b"\x00")
+                            continue
+                        if v.__class__ is not string:
+                            raise _NotEncodable
+                        u = v.encode("utf-8")
+                        k = len(u)
+                        add(b"\x02" + (lens[k] if k < 8192 else _long(k)))
+                        add(u)
             add(b"\x00")
     add(b"\x00")  # end of operations
     add(b"\x02")  # extraMetadata: map of string
