@@ -36,6 +36,18 @@ class Selection:
         return not self.compact
 
 
+_object_new = object.__new__
+
+
+def _selection(compact: tuple[LogFile, ...], remain: tuple[LogFile, ...]) -> Selection:
+    """``Selection(compact, remain)`` without the frozen-dataclass ``__init__`` (one per slice)."""
+    s = _object_new(Selection)
+    d = s.__dict__
+    d["compact"] = compact
+    d["remain"] = remain
+    return s
+
+
 class CompactionStrategy(Protocol):
     name: str
 
@@ -60,8 +72,11 @@ class EventTimeStrategy:
 
     def select(self, s: FileSlice, ranges: Mapping[str, EventRange]) -> Selection:
         logs: Sequence[LogFile] = s.log_files  # already in Hudi's log order
+        th = self.threshold_ms
+        get = ranges.get
         last = -1
         for i, lf in enumerate(logs):
-            if self.qualifies(ranges.get(lf.path)):
+            r = get(lf.path)
+            if r is None or r.min_ms is None or r.min_ms <= th:  # self.qualifies(r)
                 last = i
-        return Selection(tuple(logs[: last + 1]), tuple(logs[last + 1 :]))
+        return _selection(tuple(logs[: last + 1]), tuple(logs[last + 1 :]))

@@ -1,28 +1,31 @@
 """Event times of log files, and the table status summary.
 
 The min/max event time of a log file comes from the ``minEventTime``/``maxEventTime`` of the
-write stat that created it (Hudi's own fields; our writer fills them). Logs written by writers
-that did not record them (e.g. Java with no event-time field configured) fall back to a scan
-of the event-time column of their committed data blocks.
+write stats that wrote it (Hudi's own fields; our writer fills them): one stat per log, or, where
+Java appends to a log across deltacommits (HDFS), one per append, whose ranges are merged. Logs
+written by writers that did not record them (e.g. Java with no event-time field configured) fall
+back to a scan of the event-time column of their committed data blocks.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from . import logformat as lf
 from .fsview import FileSlice, LogFile
 from .merge import ReadFilter, queue_blocks
 from .schema import event_time_value_millis
-from .timeline import Action, State, iter_write_stats
+from .timeline import Action, State, iter_write_stats, load_log_write_stats
 
 SOURCE_STATS = "write-stats"
 SOURCE_SCAN = "scan"
 
 
-@dataclass(frozen=True)
-class EventRange:
+class EventRange(NamedTuple):
+    """Min/max event time (epoch ms; None: unknown) of a log file, and where they came from.
+    A named tuple: one is made per log file when planning."""
+
     min_ms: int | None
     max_ms: int | None
     source: str
@@ -36,17 +39,64 @@ def iso_ms(ms: int | None) -> str | None:
     )
 
 
+_LOG_WRITE_ACTIONS = (Action.DELTA_COMMIT, Action.COMPACTION, Action.COMMIT)
+
+
 def log_stats_index(table) -> dict[str, dict]:
-    """Table-relative log path → the write stat of the completed instant that wrote it."""
+    """Table-relative log path → the write stat of the completed instant that wrote it (the
+    last one, for a log appended to by several)."""
     out: dict[str, dict] = {}
     for inst in table.timeline.completed_writes:
-        if inst.action not in (Action.DELTA_COMMIT, Action.COMPACTION, Action.COMMIT):
+        if inst.action not in _LOG_WRITE_ACTIONS:
             continue
         meta = table.commit_metadata(inst)
         for st in iter_write_stats(meta):
             p = st.get("path")
             if p and ".log." in p:
                 out[p] = st
+    return out
+
+
+_tuple_new = tuple.__new__
+
+
+def log_event_ranges(table, *, since: str | None = None) -> dict[str, "EventRange | None"]:
+    """Table-relative log path → its event range from the write stats of the completed
+    deltacommits and commits (compactions re-expose logs) that name it; ``None``: a stat of it
+    lacks ``minEventTime`` although it wrote records, so the log must be scanned. Paths no stat
+    names are absent (scan them too).
+
+    A stat without ``minEventTime`` that only deleted (``numDeletes`` and no ``numWrites``)
+    counts, with no range. Several stats of one path (Java appending to a log across
+    deltacommits on HDFS) merge: min of the mins, max of the maxes.
+
+    ``since``: only instants at or after it are read. A v6 log belongs to the slice whose base
+    instant is in its name, and only a write at or after that instant (a deltacommit, or the
+    compaction that re-exposes it) writes it: ``since`` = the oldest base instant named by the
+    logs asked about skips the commits that cannot name them. A 14-digit and a 17-digit instant
+    are compared on their first 14 digits (the same second is never skipped)."""
+    out: dict[str, EventRange | None] = {}
+    storage = table.storage
+    new, cls = _tuple_new, EventRange
+    for inst in table.timeline.completed_writes:
+        if inst.action not in _LOG_WRITE_ACTIONS:
+            continue
+        ts = inst.timestamp
+        if since and (ts < since if len(ts) == len(since) else ts[:14] < since[:14]):
+            continue
+        data = storage.read_bytes(inst.path(State.COMPLETED))
+        for p, lo, hi, nw, nd in load_log_write_stats(data, str(inst)):
+            ok = lo is not None or (nd and not nw)
+            if p not in out:
+                out[p] = new(cls, (lo, hi, SOURCE_STATS)) if ok else None
+                continue
+            prev = out[p]
+            if prev is None or not ok:
+                out[p] = None
+                continue
+            a, b = prev[0], prev[1]
+            out[p] = new(cls, (lo if a is None else a if lo is None else min(a, lo),
+                               hi if b is None else b if hi is None else max(b, hi), SOURCE_STATS))
     return out
 
 
@@ -75,12 +125,14 @@ def scan_event_range(table, log_path: str, field: str | None = None) -> EventRan
     return EventRange(lo, hi, SOURCE_SCAN)
 
 
-def log_event_range(table, log: LogFile, index: dict[str, dict] | None = None, *, allow_scan: bool = True,
-                    field: str | None = None) -> EventRange:
-    index = log_stats_index(table) if index is None else index
-    st = index.get(log.path)
-    if st is not None and (st.get("minEventTime") is not None or st.get("numDeletes") and not st.get("numWrites")):
-        return EventRange(st.get("minEventTime"), st.get("maxEventTime"), SOURCE_STATS)
+def log_event_range(table, log: LogFile, index: dict[str, EventRange | None] | None = None, *,
+                    allow_scan: bool = True, field: str | None = None) -> EventRange:
+    """A log's event range: from ``index`` (:func:`log_event_ranges`), else scanned (or unknown
+    without ``allow_scan``)."""
+    index = log_event_ranges(table) if index is None else index
+    r = index.get(log.path)
+    if r is not None:
+        return r
     if not allow_scan:
         return EventRange(None, None, "unknown")
     return scan_event_range(table, log.path, field)
@@ -101,7 +153,7 @@ def table_status(table, *, allow_scan: bool = True) -> dict:
     ]
     view = table.file_system_view()
     slices: list[FileSlice] = view.latest_slices()
-    index = log_stats_index(table)
+    index = log_event_ranges(table)
     per_slice = []
     lo_all = None
     sources = set()

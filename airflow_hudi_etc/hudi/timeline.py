@@ -559,6 +559,15 @@ def load_commit_metadata(data: bytes, what: str = "commit metadata") -> dict:
     extra = meta.get("extraMetadata") or {}
     if not isinstance(extra, dict) or not all(isinstance(v, str) or v is None for v in extra.values()):
         raise InvalidTimelineError(f"{what}: extraMetadata is not a map of strings")
+    _check_schema(extra, what)
+    replaced = meta.get("partitionToReplaceFileIds") or {}
+    if not isinstance(replaced, dict) or not all(
+            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in replaced.values()):
+        raise InvalidTimelineError(f"{what}: partitionToReplaceFileIds is malformed")
+    return meta
+
+
+def _check_schema(extra: Mapping, what: str) -> None:
     if extra.get("schema"):  # readers take the table schema from here
         try:
             schema = json.loads(extra["schema"])
@@ -566,11 +575,6 @@ def load_commit_metadata(data: bytes, what: str = "commit metadata") -> dict:
             raise InvalidTimelineError(f"{what}: the schema in extraMetadata is not JSON") from None
         if not isinstance(schema, dict):
             raise InvalidTimelineError(f"{what}: the schema in extraMetadata is not a record schema")
-    replaced = meta.get("partitionToReplaceFileIds") or {}
-    if not isinstance(replaced, dict) or not all(
-            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in replaced.values()):
-        raise InvalidTimelineError(f"{what}: partitionToReplaceFileIds is malformed")
-    return meta
 
 
 _STAT_STR = ("fileId", "path", "partitionPath", "prevCommit", "baseFile", "hoodieEtcLinkTarget", "hoodieEtcLinkMode")
@@ -636,3 +640,88 @@ _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 def iter_write_stats(meta: Mapping) -> Iterable[dict]:
     for stats in (meta.get("partitionToWriteStats") or {}).values():
         yield from stats
+
+
+# ------------------------------------------------------------------- log write stats, fast
+#: what :func:`load_log_write_stats` gives per write stat of a log file
+LogWriteStat = tuple  # (path, minEventTime, maxEventTime, numWrites, numDeletes)
+
+try:  # a dependency of Airflow's core and task SDK, not of this package: without it, json
+    import msgspec as _msgspec
+except ImportError:  # pragma: no cover - e.g. a Spark executor without Airflow
+    _msgspec = None
+
+
+def _stats_decoder():
+    """A msgspec decoder of commit JSON typed like :func:`load_commit_metadata`'s checks: every
+    write-stat field it checks (:data:`_STAT_STR`, :data:`_STAT_INT`, ``logFiles``), extra
+    metadata and replaced file ids, each a nullable field; other fields are skipped, unbuilt."""
+    if _msgspec is None:
+        return None
+    from typing import Annotated, Optional
+
+    i64 = Annotated[int, _msgspec.Meta(ge=_I64_MIN, le=_I64_MAX)]
+    stat = _msgspec.defstruct(
+        "_WriteStat",
+        [(k, Optional[str], None) for k in _STAT_STR] + [(k, Optional[i64], None) for k in _STAT_INT]
+        + [("logFiles", Optional[list[str]], None)],
+        gc=False,
+    )
+    meta = _msgspec.defstruct(
+        "_CommitMetadata",
+        [("partitionToWriteStats", Optional[dict[str, list[stat]]], None),
+         ("extraMetadata", Optional[dict[str, Optional[str]]], None),
+         ("partitionToReplaceFileIds", Optional[dict[str, list[str]]], None)],
+        gc=False,
+    )
+    return _msgspec.json.Decoder(meta)
+
+
+_STATS_DECODER = _stats_decoder()
+#: Python frames between :func:`_decode_fast` and msgspec: json.loads, called from
+#: load_commit_metadata, nests its C scanner 3 frames deeper than a direct call, and both count
+#: JSON nesting against the same recursion limit; from this deep, msgspec gives up on a nesting
+#: no shallower than json would (a commit json refuses as too deep never passes here)
+_DECODE_DEPTH = 6
+
+
+def _call_deeper(n: int, fn, arg):
+    return fn(arg) if n <= 0 else _call_deeper(n - 1, fn, arg)
+
+
+def _decode_fast(data: bytes):
+    """The commit decoded by msgspec, or None when json must judge it (the slow path decides
+    the verdict and the message: anything msgspec refuses — NaN, a lone surrogate escape, a
+    type, nesting — or bytes that are not UTF-8, which msgspec would let pass in skipped fields)."""
+    if _STATS_DECODER is None:
+        return None
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    try:
+        return _call_deeper(_DECODE_DEPTH, _STATS_DECODER.decode, data)
+    except Exception:  # noqa: BLE001 - any doubt: the json path decides
+        return None
+
+
+def load_log_write_stats(data: bytes, what: str = "commit metadata") -> list[LogWriteStat]:
+    """``(path, minEventTime, maxEventTime, numWrites, numDeletes)`` of each write stat whose path
+    names a log file (``.log.`` in it), in file order. The verdict on the commit is exactly
+    :func:`load_commit_metadata`'s (valid, or the same :class:`InvalidTimelineError`): msgspec
+    decodes and type-checks the same fields in C, only the fields asked for become Python
+    values, and anything it does not accept goes through :func:`load_commit_metadata`."""
+    m = _decode_fast(data) if data.strip() else None
+    if m is not None:
+        _check_schema(m.extraMetadata or {}, what)
+        out = []
+        append = out.append
+        for stats in (m.partitionToWriteStats or {}).values():
+            for s in stats:
+                p = s.path
+                if p and ".log." in p:
+                    append((p, s.minEventTime, s.maxEventTime, s.numWrites, s.numDeletes))
+        return out
+    return [(p, st.get("minEventTime"), st.get("maxEventTime"), st.get("numWrites"), st.get("numDeletes"))
+            for st in iter_write_stats(load_commit_metadata(data, what)) if (p := st.get("path")) and ".log." in p]
