@@ -163,3 +163,21 @@ def test_without_an_ordering_field_the_last_record_wins():
     queued = [b for b in lf.read_blocks(lf.encode_data_block("20260101000000000", sj, recs))]
     assert fold_blocks(queued, schema, None).records.column("v").to_pylist() == ["second"]
     assert fold_blocks(queued, schema, "ts").records.column("v").to_pylist() == ["first"]
+
+
+def test_records_that_do_not_fit_the_schema_are_a_typed_error():
+    """An Avro int of more than 32 bits decodes as a number but fits no int column: the block
+    is refused with a typed error, never an Arrow exception."""
+    import struct
+
+    from airflow_hudi_etc.hudi.errors import CorruptLogBlockError
+
+    sj = json.dumps({"type": "record", "name": "r", "fields": [
+        {"name": "_hoodie_record_key", "type": ["null", "string"]}, {"name": "i", "type": "int"}]})
+    datum = b"\x02\x02k" + b"\xfe\xff\xff\xff\x7f"  # the int needs 35 bits
+    content = struct.pack(">iii", 3, 1, len(datum)) + datum
+    block = lf.read_blocks(lf.encode_block(lf.BlockType.AVRO_DATA, [(lf.HeaderKey.INSTANT_TIME, "20260101000000000"),
+                                                                     (lf.HeaderKey.SCHEMA, sj)], content))[0]
+    schema = pa.schema([("_hoodie_record_key", pa.string()), ("i", pa.int32())])
+    with pytest.raises(CorruptLogBlockError, match="do not fit"):
+        BlockDecoder(schema).table(block)

@@ -46,6 +46,7 @@ from airflow_hudi_etc.compaction.service import execute, schedule
 from airflow_hudi_etc.compaction.validate import validate
 from airflow_hudi_etc.hudi import logformat as lf
 from airflow_hudi_etc.hudi.errors import HudiEtcError
+from airflow_hudi_etc.hudi.merge import BlockDecoder
 from airflow_hudi_etc.hudi.properties import PROPERTIES_FILE, TableConfig, load_table_config, loads
 from airflow_hudi_etc.hudi.storage import safe_relpath
 from airflow_hudi_etc.hudi.table import HudiTable
@@ -129,6 +130,7 @@ def corpus(tmp_path_factory):
         "commits": {p.name: p.read_bytes() for p in sorted(hoodie.glob("*.deltacommit"))[-3:]}
         | {f"{res.instant}.commit": (hoodie / f"{res.instant}.commit").read_bytes()},
         "props": (hoodie / "hoodie.properties").read_bytes(),
+        "schema": HudiTable.load(str(sc.path)).arrow_schema,
     }
 
 
@@ -198,7 +200,26 @@ def _block_fields(data: bytes, pos: int) -> dict[str, tuple[int, str]]:
     return out
 
 
+def mutate_content(rng: random.Random, data: bytes) -> tuple[bytes, list]:
+    """Damage the content of one data or delete block and frame it again soundly: the block
+    reads, so its records are what gets decoded (column-wise and record by record)."""
+    blocks = [b for b in lf.read_blocks(data) if isinstance(b, lf.LogBlock) and b.content]
+    if not blocks:
+        return mutate_bytes(rng, data)
+    blk = rng.choice(blocks)
+    content = bytearray(blk.content)
+    desc = []
+    for _ in range(rng.randrange(1, 4)):
+        at = rng.randrange(8 if len(content) > 8 else 0, len(content))
+        content[at] ^= rng.randrange(1, 256)
+        desc.append(("content-flip", at))
+    framed = lf.encode_block(blk.block_type, blk.header, bytes(content), blk.footer, check_v6=False)
+    return data[: blk.offset] + framed + data[blk.end:], desc
+
+
 def mutate_log(rng: random.Random, data: bytes) -> tuple[bytes, list]:
+    if rng.random() < 0.3:
+        return mutate_content(rng, data)
     if rng.random() < 0.4:
         blocks = [b for b in lf.read_blocks(data) if isinstance(b, lf.LogBlock)]
         blk = rng.choice(blocks)
@@ -220,17 +241,20 @@ def mutate_log(rng: random.Random, data: bytes) -> tuple[bytes, list]:
     return mutate_bytes(rng, data)
 
 
-def read_and_decode(data: bytes) -> str:
+def read_and_decode(data: bytes, schema) -> str:
+    """What a read or a compaction does with a log file's blocks: data blocks into Arrow tables
+    of the table's schema (column-wise, or record by record when the column-wise decoder will
+    not judge the bytes), delete blocks into delete records."""
     blocks = lf.read_blocks(data)
     for b in blocks:
         if isinstance(b, lf.CorruptBlock):
             continue
-        if b.block_type == lf.BlockType.AVRO_DATA:
-            lf.decode_avro_records(b.content, b.schema_json)
+        if b.block_type in (lf.BlockType.AVRO_DATA, lf.BlockType.PARQUET_DATA):
+            if b.block_type == lf.BlockType.AVRO_DATA:
+                lf.decode_avro_records(b.content, b.schema_json)  # the record path on its own, too
+            BlockDecoder(schema).table(b)
         elif b.block_type == lf.BlockType.DELETE:
             lf.decode_delete_records(b.content)
-        elif b.block_type == lf.BlockType.PARQUET_DATA:
-            lf.decode_parquet_content(b.content)
     if any(isinstance(b, lf.CorruptBlock) for b in blocks):
         try:
             lf.read_blocks(data, strict=True)
@@ -247,7 +271,7 @@ def test_fuzz_log_files(corpus, n, seed):
     for i in range(n):
         src = rng.randrange(len(corpus["logs"]))
         data, desc = mutate_log(rng, corpus["logs"][src])
-        counts[classify(lambda: read_and_decode(data), f"log case {seed}/{i} (file {src}, {desc})")] += 1
+        counts[classify(lambda: read_and_decode(data, corpus["schema"]), f"log case {seed}/{i} (file {src}, {desc})")] += 1
     report("log files", counts)
     assert counts["typed"] and counts["skipped-corrupt"] and counts["ok"]
 

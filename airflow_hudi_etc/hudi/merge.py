@@ -191,14 +191,23 @@ class BlockDecoder:
                 t = None
             if t is not None and _types_match(t.schema, self.schema):
                 return conform(t, self.schema)
-            records = lf.decode_avro_records(content, block.schema_json)
-            return pa.Table.from_pylist(records, schema=self.schema)
+            return self._from_records(block, lf.decode_avro_records(content, block.schema_json))
         if block.block_type == lf.BlockType.PARQUET_DATA:
             t = lf.decode_parquet_content(block.content)
             if _types_match(t.schema, self.schema):
                 return conform(t, self.schema)
-            return pa.Table.from_pylist(t.to_pylist(), schema=self.schema)
+            return self._from_records(block, t.to_pylist())
         raise UnsupportedFeatureError(f"data block type {block.block_type.name} is not supported")
+
+    def _from_records(self, block: lf.LogBlock, records: list[dict]) -> pa.Table:
+        try:
+            return pa.Table.from_pylist(records, schema=self.schema)
+        except (pa.ArrowException, TypeError, ValueError, OverflowError) as e:
+            # e.g. an Avro int of more than 32 bits (Java refuses it: "Invalid int encoding"),
+            # or a column whose type changed in a way Hudi's schema evolution does not allow
+            raise lf.CorruptLogBlockError(
+                f"the records of the data block of instant {block.instant_time} do not fit the table's "
+                f"schema: {type(e).__name__}: {e}") from None
 
 
 # ----------------------------------------------------------------- folding the log blocks
