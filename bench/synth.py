@@ -51,10 +51,11 @@ def _commit(storage: Storage, inst: str, action: Action, meta: dict, *, requeste
 
 
 def build_planning_table(path: str, *, groups: int, logs_per_group: int = 4, partitions: int = 100,
-                         event_time_stats: bool = True) -> dict:
+                         event_time_stats: bool = True, records_per_log: int = 1) -> dict:
     """``groups`` file groups (one 1-record base file each) spread over ``partitions``
-    partitions, and ``logs_per_group`` deltacommits each adding one 1-record log to every
-    group. Log ``v`` (1-based) holds event times on day ``v``; with ``event_time_stats`` the
+    partitions, and ``logs_per_group`` deltacommits each adding one log of ``records_per_log``
+    records (one Avro data block) to every group: the base file's key, then new keys. Log ``v``
+    (1-based) holds event times on day ``v`` (one second apart); with ``event_time_stats`` the
     deltacommits' write stats carry ``minEventTime``/``maxEventTime``, without them a planner
     has to scan the logs."""
     storage = Storage(path)
@@ -93,20 +94,25 @@ def build_planning_table(path: str, *, groups: int, logs_per_group: int = 4, par
         stats = {p: [] for p in parts}
         for g, (fid, p) in enumerate(zip(fids, part_of)):
             name = lf.format_log_file_name(fid, base_inst, v, "0-1-0")
-            rec = {"_hoodie_commit_time": inst, "_hoodie_commit_seqno": f"{inst}_0_{g}",
-                   RECORD_KEY: f"key{g:08d}", "_hoodie_partition_path": p, "_hoodie_file_name": fid,
-                   "id": f"key{g:08d}", "part": p, "updated_at": v, "event_time": et, "value": float(v)}
-            data = lf.encode_data_block(inst, schema_json, [rec])
+            recs = []
+            for i in range(records_per_log):
+                key = f"key{g:08d}" if i == 0 else f"key{g:08d}-{i:06d}"
+                recs.append({"_hoodie_commit_time": inst, "_hoodie_commit_seqno": f"{inst}_{i}_{g}",
+                             RECORD_KEY: key, "_hoodie_partition_path": p, "_hoodie_file_name": fid,
+                             "id": key, "part": p, "updated_at": v, "event_time": et + 1000 * i, "value": float(v)})
+            data = lf.encode_data_block(inst, schema_json, recs)
             with open(os.path.join(path, p, name), "wb") as f:
                 f.write(data)
+            n = records_per_log
             stats[p].append(write_stat(file_id=fid, path=f"{p}/{name}", partition_path=p, prev_commit=base_inst,
-                                       num_writes=1, num_update_writes=1, file_size=len(data),
+                                       num_writes=n, num_update_writes=1, num_inserts=n - 1, file_size=len(data),
                                        min_event_time=et if event_time_stats else None,
-                                       max_event_time=et if event_time_stats else None,
+                                       max_event_time=et + 1000 * (n - 1) if event_time_stats else None,
                                        base_file=base_file_name(fid, "0-1-0", base_inst), log_files=[name],
                                        log_version=v))
         _commit(storage, inst, Action.DELTA_COMMIT, commit_metadata(stats, operation="UPSERT", schema=data_schema_json))
-    return {"groups": groups, "logs": groups * logs_per_group, "partitions": partitions}
+    return {"groups": groups, "logs": groups * logs_per_group, "partitions": partitions,
+            "records_per_log": records_per_log}
 
 
 def build_timeline_table(path: str, *, instants: int, compaction_every: int = 10) -> dict:
