@@ -95,3 +95,18 @@ def test_every_base_file_we_write_carries_the_footer_hudis_bloom_index_reads(tmp
         assert (md[b"hoodie_min_record_key"].decode(), md[b"hoodie_max_record_key"].decode()) == (min(keys), max(keys))
         f_ = bloom.read_bloom_filter(md)
         assert f_ is not None and all(f_.might_contain(k) for k in keys)
+
+
+def test_dictionary_encoding_only_where_values_repeat():
+    n = 20_000
+    t = pa.table({"_hoodie_record_key": [f"k{i:06d}" for i in range(n)], "n": list(range(n))}, schema=SCHEMA)
+    t = t.append_column("city", pa.array(["sf", "nyc", "la"] * (n // 3) + ["sf"] * (n % 3)))
+    sink = io.BytesIO()
+    w = BaseFileWriter(sink, t.schema, "{}")
+    w.write(t)
+    w.close()
+    rg = pq.read_metadata(io.BytesIO(sink.getvalue())).row_group(0)
+    enc = {rg.column(i).path_in_schema: rg.column(i).encodings for i in range(rg.num_columns)}
+    assert "RLE_DICTIONARY" in enc["city"]
+    assert "RLE_DICTIONARY" not in enc["_hoodie_record_key"] and "RLE_DICTIONARY" not in enc["n"]
+    assert pq.read_table(io.BytesIO(sink.getvalue())).equals(t)

@@ -427,8 +427,8 @@ class BaseFileWriter:
         # (with store_schema=False pyarrow writes no schema metadata: every footer entry is
         # added explicitly, at close)
         self._kv = {"parquet.avro.schema": avro_schema_json, "writer.model.name": "avro"}
-        self._writer = pq.ParquetWriter(sink, self.schema, compression=options.compression,
-                                        store_schema=False, use_dictionary=True)
+        self._sink, self._compression = sink, options.compression
+        self._writer: pq.ParquetWriter | None = None  # made at the first row group (see _dictionary_columns)
         self.row_group_bytes = row_group_bytes
         self._buf: list[pa.Table] = []
         self._buf_bytes = 0
@@ -451,19 +451,47 @@ class BaseFileWriter:
         if self._buf_bytes >= self.row_group_bytes:
             self._flush()
 
+    def _open(self, first: pa.Table | None) -> pq.ParquetWriter:
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(
+                self._sink, self.schema, compression=self._compression, store_schema=False,
+                use_dictionary=_dictionary_columns(first) if first is not None else True)
+        return self._writer
+
     def _flush(self) -> None:
         if self._buf:
             t = pa.concat_tables(self._buf)
             self._buf, self._buf_bytes = [], 0
-            self._writer.write_table(t, row_group_size=max(1, t.num_rows))
+            self._open(t).write_table(t, row_group_size=max(1, t.num_rows))
 
     def close(self) -> None:
         self._flush()
         kv = dict(self._kv)
         if self.rows:
             kv.update(bloom_mod.footer_entries(self.bloom, self.min_key, self.max_key))
-        self._writer.add_key_value_metadata(kv)
-        self._writer.close()
+        w = self._open(None)
+        w.add_key_value_metadata(kv)
+        w.close()
+
+
+def _dictionary_columns(rows: pa.Table, sample: int = 16_384) -> list[str]:
+    """The columns worth dictionary encoding, judged on a sample of the first row group: few
+    distinct values (at most 1 in 10 rows). Parquet would try a dictionary on every column of
+    every row group and fall back to plain pages once it outgrew its limit; on columns of
+    mostly distinct values (record keys, sequence numbers, measures) that is work for nothing
+    and larger files. Nested columns, which have no distinct count here, keep the dictionary."""
+    head = rows.slice(0, sample)
+    n = head.num_rows
+    out = []
+    for name, col in zip(head.column_names, head.columns):
+        try:
+            distinct = pc.count_distinct(col, mode="all").as_py()
+        except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            out.append(name)
+            continue
+        if distinct * 10 <= max(n, 10):
+            out.append(name)
+    return out
 
 
 def base_file_bytes(out: pa.Table, avro_schema_json: str, options: WriteOptions = WriteOptions()) -> bytes:
