@@ -17,3 +17,12 @@ def test_event_times_with_sub_millisecond_parts_floor_to_the_millisecond():
         col = pa.array(values, pa.timestamp("us", tz="UTC")).cast(pa.timestamp(unit, tz="UTC"))
         assert event_time_millis(col).to_pylist() == want
     assert [event_time_value_millis(v) for v in values] == want
+
+
+def test_scalar_and_column_versions_agree_on_numbers():
+    values = [1.0005, -1.0005, 1_767_225_600_000, 1_767_225_600.5, -2.5, 0, None, 10**11 + 0.7]
+    col = pa.array([float(v) if v is not None else None for v in values], pa.float64())
+    assert event_time_millis(col).to_pylist() == [event_time_value_millis(None if v is None else float(v))
+                                                  for v in values]
+    ints = [5, -5, 1_767_225_600_000, None]
+    assert event_time_millis(pa.array(ints, pa.int64())).to_pylist() == [event_time_value_millis(v) for v in ints]

@@ -34,7 +34,7 @@ from ..hudi.crash import crashpoint
 from ..hudi.rollback import rollback_with_instant
 from ..hudi.errors import InstantExistsError, InvalidInputError, InvalidTimelineError, UnsupportedFeatureError
 from ..hudi.schema import FILE_NAME, RECORD_KEY, event_time_millis
-from ..hudi.stats import iso_ms, log_event_ranges, log_stats_index, pending_clustering, scan_event_range
+from ..hudi.stats import iso_ms, log_event_ranges, pending_clustering, scan_event_range
 from ..hudi.storage import Storage, safe_relpath
 from ..hudi.table import HudiTable, SliceReadSpec
 from ..hudi.timeline import (
@@ -722,15 +722,17 @@ def execute(path: str | Storage, *, instant: str | None = None, engine=None,
             p2s.setdefault(st["partitionPath"], []).append(st)
     links = [{"link": op.path(lk.link), "target": op.path(lk.target)} for op in plan.operations for lk in op.links]
     all_stats = [st for stats in results for st in stats]
-    index = log_stats_index(table)
-    for st in all_stats:  # a re-exposed log keeps its target's event range (the next plan needs it)
-        src = index.get(st.get("hoodieEtcLinkTarget") or "") or {}
-        if src.get("minEventTime") is not None:
-            st["minEventTime"], st["maxEventTime"] = src["minEventTime"], src.get("maxEventTime")
+    # a re-exposed log keeps its target's event range (the next plan needs it): merged over every
+    # stat of the target (a log appended to across deltacommits has one per append)
+    ranges = log_event_ranges(table)
+    for st in all_stats:
+        src = ranges.get(st.get("hoodieEtcLinkTarget") or "")
+        if src is not None and src.min_ms is not None:
+            st["minEventTime"], st["maxEventTime"] = src.min_ms, src.max_ms
     links += [{"link": st["path"], "target": None, "kind": "split"} for st in all_stats if st.get("hoodieEtcSplitLog")]
     extra = {k: v for k, v in plan.extra.items() if k.startswith("hoodie.etc.")}
     extra[K_LINKS] = json.dumps(links)
-    extra.update(_execution_figures(table, plan, all_stats))
+    extra.update(_execution_figures(table, plan, all_stats, ranges))
     extra[K_EXECUTION] = f"{time.monotonic() - t0:.3f}"
     meta = commit_metadata(p2s, operation="COMPACT", schema=json.dumps(table.avro_schema, separators=(",", ":")),
                            compacted=True, extra_metadata=extra)
@@ -769,15 +771,16 @@ def _refold_writer_logs(storage: Storage, instant: str, engine, tasks: list[Comp
     raise InvalidTimelineError(f"writers kept committing into slice {instant} during its execution: run execute again")
 
 
-def _execution_figures(table: HudiTable, plan: CompactionPlan, stats: list[dict]) -> dict[str, str]:
-    """What the commit records for metrics and the report (extra metadata is string → string)."""
-    index = log_stats_index(table)
+def _execution_figures(table: HudiTable, plan: CompactionPlan, stats: list[dict],
+                       ranges: Mapping[str, Any]) -> dict[str, str]:
+    """What the commit records for metrics and the report (extra metadata is string → string).
+    ``ranges``: :func:`~airflow_hudi_etc.hudi.stats.log_event_ranges` of the table."""
     remaining = [op.path(lk.target) for op in plan.operations for lk in op.links]
     los = []
     for rel in remaining:
-        st = index.get(rel) or {}
-        if st.get("minEventTime") is not None:
-            los.append(int(st["minEventTime"]))
+        r = ranges.get(rel)
+        if r is not None and r.min_ms is not None:
+            los.append(int(r.min_ms))
     split = [s for s in stats if s.get("hoodieEtcSplitLog")]
     los += [int(s["minEventTime"]) for s in split if s.get("minEventTime") is not None]
     return {

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 from typing import Any
 
 import numpy as np
@@ -265,8 +266,10 @@ def event_time_value_millis(v: Any) -> int | None:
         return (v - _EPOCH) // _ONE_MS  # floor, exactly as the column version
     if isinstance(v, _dt.date):
         return (v - _dt.date(1970, 1, 1)).days * 86_400_000
-    if isinstance(v, (int, float)):
-        return int(v * 1000) if abs(v) < EVENT_TIME_SECONDS_LIMIT else int(v)
+    if isinstance(v, float):  # floor, as the column version
+        return math.floor(v * 1000) if abs(v) < EVENT_TIME_SECONDS_LIMIT else math.floor(v)
+    if isinstance(v, int):
+        return v * 1000 if abs(v) < EVENT_TIME_SECONDS_LIMIT else v
     if isinstance(v, str):
         return parse_iso_millis(v)
     raise InvalidInputError(f"event time {v!r} has an unsupported type")

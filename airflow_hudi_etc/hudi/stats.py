@@ -12,10 +12,14 @@ from __future__ import annotations
 import datetime as _dt
 from typing import NamedTuple
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import avro_arrow
 from . import logformat as lf
 from .fsview import FileSlice, LogFile
 from .merge import ReadFilter, queue_blocks
-from .schema import event_time_value_millis
+from .schema import event_time_millis, event_time_value_millis
 from .timeline import Action, State, iter_write_stats, load_log_write_stats
 
 SOURCE_STATS = "write-stats"
@@ -40,21 +44,6 @@ def iso_ms(ms: int | None) -> str | None:
 
 
 _LOG_WRITE_ACTIONS = (Action.DELTA_COMMIT, Action.COMPACTION, Action.COMMIT)
-
-
-def log_stats_index(table) -> dict[str, dict]:
-    """Table-relative log path → the write stat of the completed instant that wrote it (the
-    last one, for a log appended to by several)."""
-    out: dict[str, dict] = {}
-    for inst in table.timeline.completed_writes:
-        if inst.action not in _LOG_WRITE_ACTIONS:
-            continue
-        meta = table.commit_metadata(inst)
-        for st in iter_write_stats(meta):
-            p = st.get("path")
-            if p and ".log." in p:
-                out[p] = st
-    return out
 
 
 _tuple_new = tuple.__new__
@@ -101,7 +90,8 @@ def log_event_ranges(table, *, since: str | None = None) -> dict[str, "EventRang
 
 
 def scan_event_range(table, log_path: str, field: str | None = None) -> EventRange:
-    """Min/max event time over the committed data records of one log file."""
+    """Min/max event time over the committed data records of one log file (each data block's
+    event-time column, decoded column-wise where :mod:`.avro_arrow` can)."""
     field = field or table.config.event_time_field
     if not field:
         return EventRange(None, None, SOURCE_SCAN)
@@ -111,18 +101,31 @@ def scan_event_range(table, log_path: str, field: str | None = None) -> EventRan
     for b in blocks:
         if b.block_type == lf.BlockType.DELETE:
             continue
-        if b.block_type == lf.BlockType.PARQUET_DATA:
-            t = lf.decode_parquet_content(b.content)
-            values = t.column(field).to_pylist() if field in t.column_names else []
-        else:
-            values = [r.get(field) for r in lf.decode_avro_records(b.content, b.schema_json)]
-        for v in values:
-            ms = event_time_value_millis(v)
-            if ms is None:
-                continue
-            lo = ms if lo is None or ms < lo else lo
-            hi = ms if hi is None or ms > hi else hi
+        ms = _event_time_millis(b, field)
+        if ms is None or not len(ms):
+            continue
+        mm = pc.min_max(ms)
+        bl, bh = mm["min"].as_py(), mm["max"].as_py()
+        if bl is not None:
+            lo = bl if lo is None or bl < lo else lo
+            hi = bh if hi is None or bh > hi else hi
     return EventRange(lo, hi, SOURCE_SCAN)
+
+
+def _event_time_millis(b: lf.LogBlock, field: str) -> pa.Array | None:
+    """The event times (epoch ms) of a data block's records (None: the block has no such field)."""
+    if b.block_type == lf.BlockType.PARQUET_DATA:
+        t = lf.decode_parquet_content(b.content)
+        return event_time_millis(t.column(field), field) if field in t.column_names else None
+    if b.schema_json is None:
+        raise lf.CorruptLogBlockError("Avro data block without a SCHEMA header")
+    content = bytes(b.content)
+    try:
+        t = avro_arrow.decode_avro_content(content, lf._avro_block_header(content), b.schema_json)
+        return event_time_millis(t.column(field), field) if field in t.column_names else None
+    except (avro_arrow.Unsupported, avro_arrow.Mismatch):  # the record decoder decides
+        values = [r.get(field) for r in lf.decode_avro_records(content, b.schema_json)]
+        return pa.array([event_time_value_millis(v) for v in values], pa.int64())
 
 
 def log_event_range(table, log: LogFile, index: dict[str, EventRange | None] | None = None, *,
