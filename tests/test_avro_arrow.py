@@ -27,6 +27,13 @@ from test_logformat import random_schema_and_records
 UTC = dt.timezone.utc
 
 
+@pytest.fixture(autouse=True)
+def columnwise_for_any_block_size(monkeypatch):
+    """Blocks of these tests are small: decode them column-wise anyway (the product leaves
+    blocks under MIN_RECORDS records to the record decoder, which is faster there)."""
+    monkeypatch.setattr(aa, "MIN_RECORDS", 0)
+
+
 def reference(content: bytes, schema_json: str, arrow_schema: pa.Schema):
     """(table, None) or (None, error) the record path gives."""
     try:
@@ -158,6 +165,16 @@ def test_random_schemas_and_damage_never_disagree_with_the_record_path(seed):
     got = columnwise(content, sj)  # undamaged: never a refusal
     want, err = reference(content, sj, arrow_schema)
     assert err is None and same(got, want)
+
+
+def test_small_blocks_go_to_the_record_decoder(monkeypatch):
+    monkeypatch.setattr(aa, "MIN_RECORDS", 128)
+    sj = json.dumps(HUDI_LIKE)
+    content = lf.encode_avro_records(sj, [hudi_like_record(random.Random(2), i) for i in range(127)])
+    with pytest.raises(aa.Unsupported):
+        columnwise(content, sj)
+    content = lf.encode_avro_records(sj, [hudi_like_record(random.Random(2), i) for i in range(128)])
+    assert columnwise(content, sj).num_rows == 128
 
 
 def test_refusals_are_left_to_the_record_path():

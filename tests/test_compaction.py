@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 
 from airflow_hudi_etc.compaction import executor
+from airflow_hudi_etc.hudi import avro_arrow
 from airflow_hudi_etc.compaction.service import execute, rollback, schedule, unschedule
 from airflow_hudi_etc.hudi.table import HudiTable
 from airflow_hudi_etc.hudi.writer import write_batch
@@ -90,6 +91,7 @@ def test_partial_compaction_keeps_snapshot_and_guarantees_ro(tmp_path, seed, mon
     # new one as small as a row, or the whole file at once
     monkeypatch.setattr(executor, "BATCH_ROWS", (1, 3, 65_536)[seed % 3])
     monkeypatch.setattr(executor, "ROW_GROUP_BYTES", (1, 32 << 20)[seed % 2])
+    monkeypatch.setattr(avro_arrow, "MIN_RECORDS", (0, 128)[seed % 4 // 2])  # small Avro blocks column-wise too
     payload = "event-time-ordering" if seed % 3 == 2 else "overwrite-latest"
     # ordering values grow over time: with decreasing ones Hudi's own answers depend on when
     # compaction runs (see test_merge_rules), for stock compaction as much as for ours

@@ -39,6 +39,10 @@ __all__ = ["Mismatch", "Unsupported", "decode_avro_content", "arrow_decoder"]
 
 _I32 = struct.Struct(">i")
 
+#: blocks with fewer records go to the record decoder: decoding column-wise has a fixed cost per
+#: field (a few dozen numpy and Arrow calls) that only pays from about a hundred records on
+MIN_RECORDS = 128
+
 
 class Unsupported(Exception):
     """The schema has a type this decoder does not handle (use the record decoder)."""
@@ -431,7 +435,10 @@ def record_bounds(content: bytes, count: int) -> tuple[np.ndarray, np.ndarray]:
 def decode_avro_content(content: bytes, count: int, schema_json: str) -> pa.Table:
     """The ``count`` records of AVRO_DATA ``content`` (header already checked) as an Arrow table
     of the writer schema's columns. Raises :class:`Unsupported` or :class:`Mismatch` when the
-    record decoder must decide."""
+    record decoder must decide, and :class:`Unsupported` for fewer than :data:`MIN_RECORDS`
+    records, where it is the faster one."""
+    if count < MIN_RECORDS:
+        raise Unsupported(f"{count} records: the record decoder is faster")
     schema, decode = arrow_decoder(schema_json)
     starts, ends = record_bounds(content, count)
     if not count:
