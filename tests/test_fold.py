@@ -183,3 +183,29 @@ def test_records_that_do_not_fit_the_schema_are_a_typed_error():
     schema = pa.schema([("_hoodie_record_key", pa.string()), ("i", pa.int32())])
     with pytest.raises(CorruptLogBlockError, match="do not fit"):
         BlockDecoder(schema).table(block)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_runs_of_small_blocks_decode_together_to_the_same_tables(seed, monkeypatch):
+    """Streaming writers make many small blocks: consecutive small Avro blocks of one schema are
+    decoded column-wise in one go; each block's table is what it is decoded alone."""
+    monkeypatch.setattr(avro_arrow, "MIN_RECORDS", 40)  # runs long enough, blocks small enough
+    rng = random.Random(seed)
+    sj = json.dumps(avro_schema("long"))
+    other = json.dumps({**avro_schema("long"), "fields": avro_schema("long")["fields"][:-1]})
+    schema = arrow_schema_from_avro(sj)
+    data = []
+    for b in range(rng.randrange(20, 60)):
+        s_ = other if rng.random() < 0.1 else sj
+        recs = [{"_hoodie_record_key": f"k{rng.randrange(50)}", "ts": rng.randrange(9), "v": f"{b}/{i}"}
+                for i in range(rng.randrange(1, 12))]
+        data.append(lf.encode_data_block(f"2026010100000{b:04d}", s_, recs))
+    blocks = [b for b in lf.read_blocks(b"".join(data))]
+    together = BlockDecoder(schema)
+    together.prefetch(blocks)
+    assert any(id(b) in together._cache for b in blocks)  # some run was decoded as a whole
+    alone = BlockDecoder(schema)
+    for b in blocks:
+        assert together.table(b).equals(alone.table(b))
+    assert view(fold_blocks(blocks, schema, "ts").records.to_pylist()) == view(
+        fold_blocks(blocks, schema, "ts", decoder=alone).records.to_pylist())

@@ -35,7 +35,7 @@ try:  # the logical types fastavro converts itself: the ones not listed here are
 except ImportError:  # pragma: no cover
     _FASTAVRO_LOGICAL = {}
 
-__all__ = ["Mismatch", "Unsupported", "decode_avro_content", "arrow_decoder"]
+__all__ = ["Mismatch", "Unsupported", "decode_avro_content", "decode_avro_contents", "arrow_decoder"]
 
 _I32 = struct.Struct(">i")
 
@@ -437,13 +437,25 @@ def decode_avro_content(content: bytes, count: int, schema_json: str) -> pa.Tabl
     of the writer schema's columns. Raises :class:`Unsupported` or :class:`Mismatch` when the
     record decoder must decide, and :class:`Unsupported` for fewer than :data:`MIN_RECORDS`
     records, where it is the faster one."""
-    if count < MIN_RECORDS:
-        raise Unsupported(f"{count} records: the record decoder is faster")
+    return decode_avro_contents([content], [count], schema_json)
+
+
+def decode_avro_contents(contents: list[bytes], counts: list[int], schema_json: str) -> pa.Table:
+    """The records of several AVRO_DATA contents written with one schema, decoded together (the
+    fixed cost of decoding column-wise is paid once: many small blocks, as streaming writers
+    make them, decode as fast as one large one): one table, the blocks' records in order."""
+    total = sum(counts)
+    if total < MIN_RECORDS:
+        raise Unsupported(f"{total} records: the record decoder is faster")
     schema, decode = arrow_decoder(schema_json)
-    starts, ends = record_bounds(content, count)
-    if not count:
-        return schema.empty_table()
-    rows = _Rows(np.frombuffer(content, np.uint8), starts, ends)
+    starts, ends, offset = [], [], 0
+    for content, count in zip(contents, counts):
+        s, e = record_bounds(content, count)
+        starts.append(s + offset)
+        ends.append(e + offset)
+        offset += len(content)
+    buf = contents[0] if len(contents) == 1 else b"".join(contents)
+    rows = _Rows(np.frombuffer(buf, np.uint8), np.concatenate(starts), np.concatenate(ends))
     try:
         cols = decode(rows)
     except (IndexError, ValueError, OverflowError, pa.ArrowException) as e:  # anything odd: not ours to judge

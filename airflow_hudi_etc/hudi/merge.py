@@ -179,6 +179,45 @@ class BlockDecoder:
         self._cache[id(block)] = (block, t)
         return t
 
+    def prefetch(self, blocks: Sequence[lf.LogBlock]) -> None:
+        """Decode runs of consecutive small Avro blocks of one schema together (streaming writers
+        make many blocks of a few records; one at a time they would each pay the column-wise
+        decoder's fixed cost, or go record by record). A run the column-wise decoder does not
+        take is left to :meth:`table`, block by block."""
+        run: list[tuple[lf.LogBlock, bytes, int]] = []
+        for b in blocks:
+            small = None
+            if (b.block_type == lf.BlockType.AVRO_DATA and b.schema_json is not None
+                    and id(b) not in self._cache):
+                content = bytes(b.content)
+                try:
+                    count = lf._avro_block_header(content)
+                except lf.CorruptLogBlockError:
+                    count = None  # table() reports it, in its turn
+                if count is not None and count < avro_arrow.MIN_RECORDS:
+                    small = (b, content, count)
+            if small is None or (run and run[-1][0].schema_json != b.schema_json):
+                self._decode_run(run)
+                run = []
+            if small is not None:
+                run.append(small)
+        self._decode_run(run)
+
+    def _decode_run(self, run: list[tuple[lf.LogBlock, bytes, int]]) -> None:
+        if len(run) < 2:
+            return
+        try:
+            t = avro_arrow.decode_avro_contents([c for _, c, _ in run], [n for _, _, n in run], run[0][0].schema_json)
+        except (avro_arrow.Unsupported, avro_arrow.Mismatch):
+            return
+        if not _types_match(t.schema, self.schema):
+            return
+        t = conform(t, self.schema)
+        at = 0
+        for b, _, n in run:
+            self._cache[id(b)] = (b, t.slice(at, n))
+            at += n
+
     def _decode(self, block: lf.LogBlock) -> pa.Table:
         if block.block_type == lf.BlockType.AVRO_DATA:
             if block.schema_json is None:
@@ -313,6 +352,8 @@ def fold_blocks(
     """
     stats = stats if stats is not None else ScanStats()
     decoder = decoder or BlockDecoder(schema)
+    blocks = list(blocks)
+    decoder.prefetch(blocks)
     pre = precombine_field if precombine_field and precombine_field in schema.names else None
     chunks: list[pa.Table] = []
     seqs: list[np.ndarray] = []
