@@ -170,6 +170,13 @@ def _encode_plan(operations, extra: dict) -> bytes:
             b = memo[v] = (lens[n] if n < 8192 else _long(n)) + u
         return b
 
+    def once(v) -> bytes:  # "string" of a value that does not repeat (file names): not remembered
+        if v.__class__ is not string:
+            raise _NotEncodable
+        u = v.encode("utf-8")
+        n = len(u)
+        return (lens[n] if n < 8192 else _long(n)) + u
+
     add(b"\x02")  # operations: the array branch
     if operations:
         add(lens[len(operations)] if len(operations) < 8192 else _long(len(operations)))
@@ -181,33 +188,12 @@ def _encode_plan(operations, extra: dict) -> bytes:
             add(b"\x02")  # deltaFilePaths: array
             if logs:
                 add(lens[len(logs)] if len(logs) < 8192 else _long(len(logs)))
-                for n in logs:  # unique names: not remembered
-                    if n.__class__ is not string:
-                        raise _NotEncodable
-                    u = n.encode("utf-8")
-                    k = len(u)
-                    add(lens[k] if k < 8192 else _long(k))
-                    add(u)
+                for n in logs:
+                    add(once(n))
             v = o.base_file
-            if v is None:
-                add(b"\x00\x00")  # end of deltaFilePaths; dataFilePath: null
-            else:
-                if v.__class__ is not string:
-                    raise _NotEncodable
-                u = v.encode("utf-8")
-                k = len(u)
-                add(b"\x00\x02" + (lens[k] if k < 8192 else _long(k)))
-                add(u)
+            add(b"\x00\x00" if v is None else b"\x00\x02" + once(v))  # end of deltaFilePaths; dataFilePath
             v = o.file_id
-            if v is None:
-                add(b"\x00")
-            else:
-                if v.__class__ is not string:
-                    raise _NotEncodable
-                u = v.encode("utf-8")
-                k = len(u)
-                add(b"\x02" + (lens[k] if k < 8192 else _long(k)))
-                add(u)
+            add(b"\x00" if v is None else b"\x02" + once(v))
             v = o.partition
             add(b"\x00" if v is None else b"\x02" + enc(v))
             metrics = o.metrics
@@ -223,15 +209,7 @@ def _encode_plan(operations, extra: dict) -> bytes:
                 add(lens[len(links)] if len(links) < 8192 else _long(len(links)))
                 for lk in links:
                     for v in (lk.link, lk.target):
-                        if v is None:
-                            add(b"\x00")
-                            continue
-                        if v.__class__ is not string:
-                            raise _NotEncodable
-                        u = v.encode("utf-8")
-                        k = len(u)
-                        add(b"\x02" + (lens[k] if k < 8192 else _long(k)))
-                        add(u)
+                        add(b"\x00" if v is None else b"\x02" + once(v))
             add(b"\x00")
     add(b"\x00")  # end of operations
     add(b"\x02")  # extraMetadata: map of string

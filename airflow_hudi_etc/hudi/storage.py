@@ -131,6 +131,42 @@ def _new_file_info(path: str, size: int, is_link: bool) -> FileInfo:
     return o
 
 
+def _scan_local(p: str, rel_dir: str, *, include_temp: bool, sizes: bool) -> tuple[list[FileInfo], list[str]]:
+    """One scandir of a local folder: its files (sizes stat'ed through links, -1 for a dangling
+    one or when ``sizes`` is off; temp files only with ``include_temp``) and its sub-folders
+    (sorted), both table-relative. A missing folder gives nothing."""
+    try:
+        it = os.scandir(p)
+    except (FileNotFoundError, NotADirectoryError):
+        return [], []
+    prefix = rel_dir + "/" if rel_dir else ""  # rel_dir is normalised: no trailing "/"
+    files: list[FileInfo] = []
+    dirs: list[str] = []
+    append, new = files.append, _new_file_info
+    with it:
+        for e in it:
+            name = e.name
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    dirs.append(prefix + name)
+                    continue
+                if not include_temp and name.startswith(_TMP_PREFIX):
+                    continue
+                link = e.is_symlink()
+                if sizes:
+                    try:
+                        size = e.stat(follow_symlinks=True).st_size
+                    except FileNotFoundError:  # dangling link
+                        size = -1
+                else:
+                    size = -1
+            except FileNotFoundError:
+                continue
+            append(new(prefix + name, size, link))
+    dirs.sort()
+    return files, dirs
+
+
 def _same_local_file(a: str, b: str, chunk: int = 1 << 20) -> bool:
     """Whether two local files hold the same bytes (read in chunks)."""
     if os.path.getsize(a) != os.path.getsize(b):
@@ -265,34 +301,9 @@ class Storage:
         p = self.full(rel_dir)
         if names_only and self.is_local:
             return self._list_names_local(p, include_temp)
-        out: list[FileInfo] = []
-        prefix = rel_dir + "/" if rel_dir else ""  # rel_dir is normalised: no trailing "/"
         if self.is_local:
-            try:
-                it = os.scandir(p)
-            except (FileNotFoundError, NotADirectoryError):
-                return []
-            append, new = out.append, _new_file_info
-            with it:
-                for e in it:
-                    name = e.name
-                    if not include_temp and name.startswith(_TMP_PREFIX):
-                        continue
-                    try:
-                        if e.is_dir(follow_symlinks=False):
-                            continue
-                        link = e.is_symlink()
-                        if sizes:
-                            try:
-                                size = e.stat(follow_symlinks=True).st_size
-                            except FileNotFoundError:  # dangling link
-                                size = -1
-                        else:
-                            size = -1
-                    except FileNotFoundError:
-                        continue
-                    append(new(prefix + name, size, link))
-            return out
+            return _scan_local(p, rel_dir, include_temp=include_temp, sizes=sizes)[0]
+        out: list[FileInfo] = []
         try:
             entries = self.fs.ls(p, detail=True)
         except FileNotFoundError:
@@ -412,35 +423,7 @@ class Storage:
                 elif not name.startswith(_TMP_PREFIX):
                     files.append(FileInfo(posixpath.join(rel_dir, name) if rel_dir else name, int(d.get("size") or 0)))
             return files, sorted(posixpath.join(rel_dir, n) if rel_dir else n for n in subs)
-        try:
-            it = os.scandir(p)
-        except (FileNotFoundError, NotADirectoryError):
-            return [], []
-        prefix = rel_dir + "/" if rel_dir else ""
-        files, dirs = [], []
-        append, new = files.append, _new_file_info
-        with it:
-            for e in it:
-                name = e.name
-                try:
-                    if e.is_dir(follow_symlinks=False):
-                        dirs.append(prefix + name)
-                        continue
-                    if name.startswith(_TMP_PREFIX):
-                        continue
-                    link = e.is_symlink()
-                    if sizes:
-                        try:
-                            size = e.stat(follow_symlinks=True).st_size
-                        except FileNotFoundError:  # dangling link
-                            size = -1
-                    else:
-                        size = -1
-                except FileNotFoundError:
-                    continue
-                append(new(prefix + name, size, link))
-        dirs.sort()
-        return files, dirs
+        return _scan_local(p, rel_dir, include_temp=False, sizes=sizes)
 
     def list_dirs(self, rel_dir: str = "") -> list[str]:
         """Sub-folders (table-relative) directly inside a folder."""
