@@ -26,3 +26,16 @@ def test_scalar_and_column_versions_agree_on_numbers():
                                                   for v in values]
     ints = [5, -5, 1_767_225_600_000, None]
     assert event_time_millis(pa.array(ints, pa.int64())).to_pylist() == [event_time_value_millis(v) for v in ints]
+
+
+def test_damaged_avro_schemas_are_a_typed_error():
+    import pytest
+
+    from airflow_hudi_etc.hudi.errors import InvalidInputError
+    from airflow_hudi_etc.hudi.schema import arrow_schema_from_avro
+
+    for bad in ('{"type": "record", "fields": [{"name": "a", "type": "lonV"}]}',  # a byte flipped in a commit
+                '{"type": "record", "fields": [{"nam": "a", "type": "long"}]}', '{"type": "record"}', "[1, 2]",
+                '{"type": "record", "fields": [{"name": "d", "type": {"type": "bytes", "logicalType": "decimal"}}]}'):
+        with pytest.raises(InvalidInputError):
+            arrow_schema_from_avro(bad)

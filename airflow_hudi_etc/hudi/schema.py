@@ -114,6 +114,18 @@ def without_meta_fields(avro_schema: dict) -> dict:
     return {**avro_schema, "fields": [f for f in avro_schema["fields"] if f["name"] not in META_FIELDS]}
 
 
+_ARROW_PRIMITIVES = {
+    "boolean": pa.bool_(),
+    "int": pa.int32(),
+    "long": pa.int64(),
+    "float": pa.float32(),
+    "double": pa.float64(),
+    "string": pa.string(),
+    "bytes": pa.binary(),
+    "null": pa.null(),
+}
+
+
 def _arrow_type(t: Any) -> pa.DataType:
     if isinstance(t, list):
         non_null = [x for x in t if x != "null"]
@@ -121,16 +133,9 @@ def _arrow_type(t: Any) -> pa.DataType:
             raise InvalidInputError(f"union {t} is not supported (only [null, T])")
         return _arrow_type(non_null[0])
     if isinstance(t, str):
-        return {
-            "boolean": pa.bool_(),
-            "int": pa.int32(),
-            "long": pa.int64(),
-            "float": pa.float32(),
-            "double": pa.float64(),
-            "string": pa.string(),
-            "bytes": pa.binary(),
-            "null": pa.null(),
-        }[t]
+        if t not in _ARROW_PRIMITIVES:  # a named type referenced by name, or a damaged schema
+            raise InvalidInputError(f"Avro type {t!r} is not supported here")
+        return _ARROW_PRIMITIVES[t]
     lt = t.get("logicalType")
     typ = t["type"]
     if lt in ("timestamp-micros", "local-timestamp-micros"):
@@ -155,9 +160,16 @@ def _arrow_type(t: Any) -> pa.DataType:
 
 
 def arrow_schema_from_avro(avro_schema: dict | str) -> pa.Schema:
-    if isinstance(avro_schema, str):
-        avro_schema = json.loads(avro_schema)
-    return pa.schema([pa.field(f["name"], _arrow_type(f["type"])) for f in avro_schema["fields"]])
+    """The Arrow schema of an Avro record schema; :class:`InvalidInputError` for one that is not
+    a record schema of types this layer maps (damaged schema text in a commit included)."""
+    try:
+        if isinstance(avro_schema, str):
+            avro_schema = json.loads(avro_schema)
+        return pa.schema([pa.field(f["name"], _arrow_type(f["type"])) for f in avro_schema["fields"]])
+    except InvalidInputError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, pa.ArrowException) as e:
+        raise InvalidInputError(f"not an Avro record schema this table can use: {type(e).__name__}: {e}") from None
 
 
 def meta_arrow_schema() -> list[pa.Field]:
