@@ -12,14 +12,12 @@ from __future__ import annotations
 import datetime as _dt
 from typing import NamedTuple
 
-import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import avro_arrow
 from . import logformat as lf
 from .fsview import FileSlice, LogFile
-from .merge import ReadFilter, queue_blocks
-from .schema import event_time_millis, event_time_value_millis
+from .merge import BlockDecoder, ReadFilter, queue_blocks
+from .schema import event_time_millis
 from .timeline import Action, State, iter_write_stats, load_log_write_stats
 
 SOURCE_STATS = "write-stats"
@@ -90,42 +88,30 @@ def log_event_ranges(table, *, since: str | None = None) -> dict[str, "EventRang
 
 
 def scan_event_range(table, log_path: str, field: str | None = None) -> EventRange:
-    """Min/max event time over the committed data records of one log file (each data block's
-    event-time column, decoded column-wise where :mod:`.avro_arrow` can)."""
+    """Min/max event time over the committed data records of one log file (its data blocks
+    decoded as a read decodes them: :class:`~.merge.BlockDecoder`, column-wise where it can)."""
     field = field or table.config.event_time_field
     if not field:
         return EventRange(None, None, SOURCE_SCAN)
     accept = ReadFilter(is_committed=table._filter().is_committed)
-    blocks = queue_blocks([(log_path, table.storage.read_bytes(log_path))], accept)
+    blocks = [b for b in queue_blocks([(log_path, table.storage.read_bytes(log_path))], accept)
+              if b.block_type != lf.BlockType.DELETE]
+    schema = table.arrow_schema
+    if field not in schema.names:
+        return EventRange(None, None, SOURCE_SCAN)
+    decoder = BlockDecoder(schema)
+    decoder.prefetch(blocks)
     lo = hi = None
     for b in blocks:
-        if b.block_type == lf.BlockType.DELETE:
+        t = decoder.table(b)
+        if not t.num_rows:
             continue
-        ms = _event_time_millis(b, field)
-        if ms is None or not len(ms):
-            continue
-        mm = pc.min_max(ms)
+        mm = pc.min_max(event_time_millis(t.column(field), field))
         bl, bh = mm["min"].as_py(), mm["max"].as_py()
         if bl is not None:
             lo = bl if lo is None or bl < lo else lo
             hi = bh if hi is None or bh > hi else hi
     return EventRange(lo, hi, SOURCE_SCAN)
-
-
-def _event_time_millis(b: lf.LogBlock, field: str) -> pa.Array | None:
-    """The event times (epoch ms) of a data block's records (None: the block has no such field)."""
-    if b.block_type == lf.BlockType.PARQUET_DATA:
-        t = lf.decode_parquet_content(b.content)
-        return event_time_millis(t.column(field), field) if field in t.column_names else None
-    if b.schema_json is None:
-        raise lf.CorruptLogBlockError("Avro data block without a SCHEMA header")
-    content = bytes(b.content)
-    try:
-        t = avro_arrow.decode_avro_content(content, lf._avro_block_header(content), b.schema_json)
-        return event_time_millis(t.column(field), field) if field in t.column_names else None
-    except (avro_arrow.Unsupported, avro_arrow.Mismatch):  # the record decoder decides
-        values = [r.get(field) for r in lf.decode_avro_records(content, b.schema_json)]
-        return pa.array([event_time_value_millis(v) for v in values], pa.int64())
 
 
 def log_event_range(table, log: LogFile, index: dict[str, EventRange | None] | None = None, *,
