@@ -263,10 +263,6 @@ class FoldedLogs:
     deleted: pa.Array
     stats: ScanStats = field(default_factory=ScanStats)
 
-    @property
-    def num_keys(self) -> int:
-        return self.records.num_rows + len(self.deleted)
-
 
 def _null_keys_dropped(t: pa.Table) -> pa.Table:
     keys = t.column(RECORD_KEY)
