@@ -65,7 +65,14 @@ def cmd_init(a) -> dict:
         event_time_field=a.event_time_field,
         partition_field=a.partition_field,
         payload=a.payload,
+        exclusive_cleaner=a.exclusive_cleaner,
     )
+
+
+def cmd_drop_metadata_table(a) -> dict:
+    from .hudi.coexistence import drop_metadata_table
+
+    return drop_metadata_table(_storage(a))
 
 
 def _engine(a):
@@ -218,7 +225,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--event-time-field", required=True)
     s.add_argument("--partition-field")
     s.add_argument("--payload", default="overwrite-latest", choices=["overwrite-latest", "event-time-ordering"])
+    s.add_argument("--exclusive-cleaner", action="store_true",
+                   help="only hudi-etc cleans this table (no Java cleaner): link mode auto may then use symlinks")
     s.set_defaults(fn=cmd_init)
+
+    s = sub.add_parser("drop-metadata-table",
+                       help="drop the Hudi metadata table as a Java writer with hoodie.metadata.enable=false does")
+    s.add_argument("--path", required=True)
+    s.set_defaults(fn=cmd_drop_metadata_table)
 
     s = sub.add_parser("write", help="upsert or delete a batch (one deltacommit)")
     s.add_argument("--path", required=True)

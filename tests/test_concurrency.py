@@ -435,8 +435,9 @@ ORDERS = {
     "first-waits-after-aux": [("S1", "schedule.after-aux-plan")],
     # both passed the re-check before either published: the post-check settles it
     "both-past-the-recheck": [("S1", "schedule.after-recheck"), ("S2", "schedule.after-recheck")],
-    # both got the same instant time (same millisecond): the .aux copy is created once
-    "same-instant": [("S1", "schedule.after-recheck"), ("S2", "schedule.before-plan")],
+    # both got the same instant time (same millisecond): the links (made before the plan) and the
+    # .aux copy are created once; the second finds the first's links and withdraws
+    "same-instant": [("S1", "schedule.after-recheck"), ("S2", "schedule.before-links")],
 }
 
 
@@ -456,7 +457,7 @@ def test_two_schedulers_at_most_one_plan(bases, tmp_path, monkeypatch, order):
         return out
 
     monkeypatch.setattr(svc, "_planning_conflict", recheck)
-    def next_instant(tl, now=None):
+    def next_instant(tl, now=None, zone=None):
         # instant times come from the clock: pin them, distinct (or equal for "same-instant")
         if threading.current_thread().name == "S2" and order != "same-instant":
             return "20991231000000001"

@@ -4,10 +4,12 @@ which ends it with ``os._exit(86)``: no cleanup, no ``finally``), then the docum
 
 * write: the next write rolls the failed one back (``rolled_back`` names it), or
   ``hudi-etc rollback --instant <the deltacommit>``; then the batch is written again;
-* schedule: schedule again. Nothing was visible yet, so a fresh plan is made (new instant); after
-  a crash between the ``.hoodie/.aux`` copy and the timeline file the stale ``.aux`` copy stays
-  (nothing reads it: readers, writers and schedulers list ``.hoodie/`` only) until
-  ``unschedule --instant <it>`` removes it;
+* schedule: schedule again. Nothing was visible yet, so a fresh plan is made (new instant); the
+  crashed schedule's re-exposed logs (made before its plan) stay in a slice on no timeline, which
+  no reader sees, and ``validate`` reports them (orphan-link); so does its ``.hoodie/.aux`` copy
+  after a crash past it (nothing reads it: readers, writers and schedulers list ``.hoodie/``
+  only) until ``unschedule --instant <it>`` removes them (a later schedule does once they are
+  15 minutes old);
 * execute: execute again (the inflight plan is rolled back and executed anew), or ``rollback``
   then ``execute``;
 * rollback, unschedule, clean: run again.
@@ -25,7 +27,9 @@ import pytest
 
 from airflow_hudi_etc.compaction.clean import clean
 from airflow_hudi_etc.compaction.service import execute, rollback, schedule, unschedule
+from airflow_hudi_etc.compaction.validate import validate
 from airflow_hudi_etc.hudi import crash
+from airflow_hudi_etc.hudi.logformat import parse_log_file_name
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.timeline import AUX_DIR, Timeline
 from airflow_hudi_etc.hudi.writer import write_batch
@@ -47,6 +51,9 @@ CASES = [
     ("write.after-file", 1, "w2", "rollback"),
     ("write.after-file", 2, "w2", "next-write"),
     ("write.before-commit", 1, "w2", "rollback"),
+    ("schedule.before-links", 1, "schedule", "rerun"),
+    ("schedule.after-link", 1, "schedule", "rerun"),
+    ("schedule.after-link", 2, "schedule", "rerun"),
     ("schedule.before-plan", 1, "schedule", "rerun"),
     ("schedule.after-aux-plan", 1, "schedule", "rerun"),
     ("execute.after-inflight", 1, "execute", "rerun"),
@@ -54,8 +61,6 @@ CASES = [
     ("execute.after-base-file", 2, "execute", "rollback"),
     ("execute.after-split-log", 1, "execute", "rerun"),
     ("execute.after-split-log", 2, "execute", "rollback"),
-    ("execute.after-link", 1, "execute", "rollback"),
-    ("execute.after-link", 2, "execute", "rerun"),
     ("execute.before-commit", 1, "execute", "rerun"),
     ("rollback.after-file-removed", 1, "rollback", "rerun"),
     ("rollback.after-file-removed", 2, "rollback", "rerun"),
@@ -69,7 +74,7 @@ CASES = [
 ]
 #: points another engineer's catalog sync owns (compaction/catalog.py); see test_sync_points_are_placed
 SYNC_POINTS = {p for p in crash.POINTS if p.startswith("sync.")}
-PER_FILE = {"write.after-file", "execute.after-base-file", "execute.after-split-log", "execute.after-link",
+PER_FILE = {"write.after-file", "schedule.after-link", "execute.after-base-file", "execute.after-split-log",
             "rollback.after-file-removed", "clean.after-delete"}
 
 # CI: seed 4, the split-log points on an exact-split copy-mode plan, the rest on a symlink plan
@@ -158,12 +163,18 @@ def run_case(sc, point, nth, step, recovery):
         assert not pending(p, "compaction")  # nothing visible
         aux = sorted(f.name for f in Storage(str(p)).list(AUX_DIR) if f.name.endswith(".compaction.requested"))
         assert len(aux) == (1 if point == "schedule.after-aux-plan" else 0)
+        # the re-exposed logs were made before the plan: invisible orphans validate reports
+        orphans = [x["path"] for x in validate(str(p))["problems"] if x["kind"] == "orphan-link"]
+        assert bool(orphans) == (point != "schedule.before-links")
+        assert_snapshot(sc)
         instant = do_schedule(sc)  # a fresh plan
-        if aux:
-            stale = aux[0].split(".")[0]
-            assert stale != instant
-            assert json.loads(cli("unschedule", "--path", p, "--instant", stale).stdout)["status"] == "not scheduled"
-            assert not Storage(str(p)).exists(f"{AUX_DIR}/{aux[0]}")
+        if orphans:
+            (stale,) = {parse_log_file_name(x.rsplit("/", 1)[-1]).base_instant for x in orphans}
+            assert stale != instant and (not aux or aux[0].split(".")[0] == stale)
+            out = json.loads(cli("unschedule", "--path", p, "--instant", stale).stdout)
+            assert out["status"] == "not scheduled" and out["links_removed"] == len(orphans), out
+            assert not any(Storage(str(p)).exists(x) for x in orphans)
+            assert not aux or not Storage(str(p)).exists(f"{AUX_DIR}/{aux[0]}")
     else:
         instant = do_schedule(sc)
     if step == "unschedule":

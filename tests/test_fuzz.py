@@ -39,9 +39,9 @@ from pathlib import Path
 import fastavro
 import pytest
 
-from airflow_hudi_etc.compaction import plan as plan_mod
+from airflow_hudi_etc.hudi import plan as plan_mod
 from airflow_hudi_etc.compaction.metrics import table_metrics
-from airflow_hudi_etc.compaction.plan import CompactionPlan
+from airflow_hudi_etc.hudi.plan import CompactionPlan
 from airflow_hudi_etc.compaction.service import execute, schedule
 from airflow_hudi_etc.compaction.validate import validate
 from airflow_hudi_etc.hudi import avro_arrow
@@ -536,7 +536,7 @@ from airflow_hudi_etc.hudi import logformat as lf
 from airflow_hudi_etc.hudi.errors import HudiEtcError
 from airflow_hudi_etc.hudi.stats import is_clustering_request
 from airflow_hudi_etc.hudi.timeline import load_commit_metadata
-from airflow_hudi_etc.compaction.plan import CompactionPlan
+from airflow_hudi_etc.hudi.plan import CompactionPlan
 
 def zz(n):
     n = (n << 1) ^ (n >> 63); out = bytearray()

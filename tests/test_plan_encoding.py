@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from airflow_hudi_etc.compaction.plan import CompactionPlan, LinkOp, Operation
+from airflow_hudi_etc.hudi.plan import CompactionPlan, LinkOp, Operation
 
 
 def _name(rng):

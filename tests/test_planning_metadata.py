@@ -309,7 +309,7 @@ def test_link_operation_names_are_format_log_file_names():
         for first in (1, 2):
             got = svc._link_ops(fid, "20991231000000000", first, logs)
             assert [(x.link, x.target) for x in got] == [
-                (lf.format_log_file_name(fid, "20991231000000000", first + i, "1-0-1"), x.name)
+                (lf.format_log_file_name(fid, "20991231000000000", first + i, svc.LINK_TOKEN), x.name)
                 for i, x in enumerate(logs)]
     for fid in ("a_b", "a.b", "", "é"):
         with pytest.raises(ValueError, match="file id"):

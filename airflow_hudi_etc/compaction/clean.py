@@ -72,7 +72,7 @@ def plan_clean(table: HudiTable, retain_commits: int) -> tuple[str | None, dict[
 def clean(path: str | Storage, *, retain_commits: int = 10, storage_options: Mapping[str, Any] | None = None) -> dict:
     t0 = time.monotonic()
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
-    table = HudiTable.load(storage)
+    table = HudiTable.load_writable(storage)
     tl = table.timeline
     # finish a clean an earlier run left pending (its plan says what to delete)
     for inst in tl.filter(actions={Action.CLEAN}):
@@ -83,7 +83,7 @@ def clean(path: str | Storage, *, retain_commits: int = 10, storage_options: Map
     if not files:
         return {"instant": None, "status": "nothing to clean", "reason": reason, "files_deleted": 0,
                 "earliest_commit_to_retain": earliest}
-    instant = next_instant_time(tl)
+    instant = next_instant_time(tl, zone=table.timeline_zone)
     earliest_action = next(i.action.value for i in tl.completed_writes if i.timestamp == earliest)
     last = tl.last_completed_write
     plan = am.cleaner_plan(

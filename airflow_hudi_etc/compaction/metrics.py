@@ -21,10 +21,12 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Mapping
 
+from ..hudi.coexistence import metadata_table_state
 from ..hudi.stats import iso_ms, table_status
 from ..hudi.storage import Storage
 from ..hudi.table import HudiTable
 from ..hudi.timeline import instant_to_epoch_ms
+from .trigger import last_threshold
 
 # extra-metadata keys of our compaction commits / plans
 K = "hoodie.etc."
@@ -103,16 +105,9 @@ def table_metrics(
     now_ms = _now_ms(now)
     last = None
     for inst in reversed(table.timeline.completed_compactions):
-        meta = table.commit_metadata(inst)
-        extra = meta.get("extraMetadata") or {}
-        if last is None:
-            last = (inst.timestamp, extra)
-        if extra.get(K_THRESHOLD_MS) is not None:
-            th_inst, th_extra = inst.timestamp, extra
-            break
-    else:
-        th_inst, th_extra = None, {}
-    th = _i(th_extra.get(K_THRESHOLD_MS))
+        last = (inst.timestamp, table.commit_metadata(inst).get("extraMetadata") or {})
+        break
+    th, th_inst = last_threshold(table)  # ours, or our plan's when Java's compactor executed it
     pending = list(st["pending_compactions"])
     oldest = min((instant_to_epoch_ms(p) for p in pending), default=None)
     m = {
@@ -129,6 +124,7 @@ def table_metrics(
         "pending_plan_age_seconds": None if oldest is None else max(0.0, (now_ms - oldest) / 1000),
         "last_planning_seconds": _f((last or (None, {}))[1].get(K_PLANNING)),
         "last_execution_seconds": _f((last or (None, {}))[1].get(K_EXECUTION)),
+        "metadata_table": metadata_table_state(table.storage, table.config).as_dict(),
     }
     m.pop("min_event_time_iso", None)
     if include_slices:

@@ -39,6 +39,7 @@ from ..hudi.storage import Storage, safe_relpath
 from ..hudi.table import HudiTable, SliceReadSpec
 from ..hudi.timeline import (
     AUX_DIR,
+    format_instant,
     Action,
     Instant,
     State,
@@ -52,7 +53,9 @@ from ..hudi.timeline import (
 from ..hudi.writer import LocalEngine
 from ..hudi import logformat as lf
 from .executor import write_base_table, write_merged_base
-from .plan import CompactionPlan, LinkOp, Operation, operation
+from ..hudi.coexistence import symlinks_allowed
+from ..hudi.plan import LINK_TOKEN, SPLIT_LOG_VERSION, CompactionPlan, LinkOp, Operation, operation
+from ..hudi.plan import read_plan as _read_plan
 from .metrics import (
     K_COMPACTED_BYTES,
     K_COMPACTED_LOGS,
@@ -67,7 +70,6 @@ from .metrics import (
 from .strategy import CompactAllStrategy, EventTimeStrategy
 from .trigger import check_readiness, last_threshold
 
-LINK_TOKEN = "1-0-1"
 K_THRESHOLD_MS = "hoodie.etc.threshold.ms"
 K_THRESHOLD = "hoodie.etc.threshold"
 K_LATENCY_MS = "hoodie.etc.data.latency.ms"
@@ -78,7 +80,11 @@ K_SOURCE = "hoodie.etc.event.time.source"
 K_LINKS = "hoodie.etc.link.operations"
 K_EXACT_SPLIT = "hoodie.etc.exact.split"
 K_ET_FIELD = "hoodie.etc.event.time.field"
-SPLIT_LOG_VERSION = 1  # exact split: slice C's first log holds the merged records after the threshold
+#: "true" on plans whose re-exposed logs (and exact-split placeholder) were created in slice C
+#: before the plan was published: any executor, Java's included, then yields a correct slice C
+K_PRECREATED = "hoodie.etc.links.precreated"
+#: a crashed schedule's links (slice C not on the timeline) are removed once this old
+ORPHAN_GRACE = _dt.timedelta(minutes=15)
 
 
 def parse_duration(s: str) -> _dt.timedelta:
@@ -123,8 +129,11 @@ def last_threshold_ms(table: HudiTable) -> int | None:
 
 
 def read_plan(table: HudiTable, instant: str) -> CompactionPlan:
-    data = table.storage.read_bytes(Instant(instant, Action.COMPACTION, State.REQUESTED).path())
-    return CompactionPlan.from_bytes(instant, data)
+    return _read_plan(table.storage, instant)
+
+
+def links_precreated(plan: CompactionPlan) -> bool:
+    return str(plan.extra.get(K_PRECREATED, "")).lower() == "true"
 
 
 def is_exact_split(plan: CompactionPlan) -> bool:
@@ -154,41 +163,16 @@ def final_target(storage: Storage, rel: str, max_hops: int = 64) -> str:
 
 
 def plan_outputs(plan: CompactionPlan, op: Operation) -> list[str]:
-    """Table-relative log paths an execution of ``op`` may create in slice C (split log, links)."""
+    """Table-relative log paths an execution of ``op`` may create in slice C (split log, links).
+    The links of a plan that made them when it was scheduled belong to the requested plan, not to
+    its execution: they stay (the split log goes back to its empty placeholder)."""
     out = [op.path(split_log_name(op, plan.instant))] if is_exact_split(plan) else []
-    return out + [op.path(lk.link) for lk in op.links]
-
-
-def reserved_log_versions(table: HudiTable) -> dict[tuple[str, str, str], int]:
-    """Log versions in slice C that pending plans reserved (split log, links): writers go after."""
-    out: dict[tuple[str, str, str], int] = {}
-    for inst in table.timeline.pending_compactions:
-        try:
-            plan = read_plan(table, inst.timestamp)
-        except (FileNotFoundError, InvalidTimelineError):
-            continue
-        exact = is_exact_split(plan)
-        for op in plan.operations:
-            versions = [lf.parse_log_file_name(lk.link).version for lk in op.links]
-            if exact:
-                versions.append(SPLIT_LOG_VERSION)
-            if versions:
-                out[(op.partition, op.file_id, inst.timestamp)] = max(versions)
-    return out
+    return out if links_precreated(plan) else out + [op.path(lk.link) for lk in op.links]
 
 
 def pending_plan_groups(table: HudiTable) -> dict[tuple[str, str], str]:
-    """(partition, fileId) → instant of the pending compaction that plans it (plans read with the
-    bounded, path-checked plan reader; an unreadable plan is refused, never guessed around)."""
-    out: dict[tuple[str, str], str] = {}
-    for inst in table.timeline.pending_compactions:
-        try:
-            plan = read_plan(table, inst.timestamp)
-        except FileNotFoundError:
-            raise InvalidTimelineError(f"compaction plan {inst.timestamp} is missing") from None
-        for op in plan.operations:
-            out[(op.partition, op.file_id)] = inst.timestamp
-    return out
+    """(partition, fileId) → instant of the pending compaction that plans it."""
+    return table.pending_compaction_groups()
 
 
 def show_plan(path: str | Storage, *, instant: str, storage_options: Mapping[str, Any] | None = None) -> dict:
@@ -241,10 +225,12 @@ def schedule(
         raise InvalidInputError(f"link mode {link_mode!r}: use auto, copy or symlink")
     if link_mode == "symlink" and not storage.supports_symlinks:
         raise InvalidInputError(f"{storage.protocol} storage has no symlinks: use copy")
-    mode = ("symlink" if storage.supports_symlinks else "copy") if link_mode == "auto" else link_mode
     ct = parse_time(compaction_time)
     threshold_ms = int((ct - parse_duration(data_latency)).timestamp() * 1000)
-    table = HudiTable.load(storage)
+    table = HudiTable.load_writable(storage)
+    # symlinks only by contract: Java's cleaner deletes what they point to (java-coexistence §5.1)
+    auto_symlink = storage.supports_symlinks and symlinks_allowed(table.config)
+    mode = ("symlink" if auto_symlink else "copy") if link_mode == "auto" else link_mode
     tl = table.timeline
     et_field = event_time_field or table.config.event_time_field
     if event_time_field and event_time_field not in {f.name for f in table.arrow_schema}:
@@ -264,12 +250,15 @@ def schedule(
     if not ready.ready and not (ready.covered and strategy != "event-time"):
         return no(ready.reason)
     strat = EventTimeStrategy(threshold_ms) if strategy == "event-time" else CompactAllStrategy()
-    instant = next_instant_time(tl)
+    _remove_orphan_links(table)
+    instant = next_instant_time(tl, zone=table.timeline_zone)
     with _gc_paused():
         ops, sources = _plan_operations(table, strat, instant, exact_split=exact_split, threshold_ms=threshold_ms,
                                         et_field=et_field)
     if not ops:
         return no("no log file qualifies")
+    if any(op.links for op in ops):
+        _refuse_mixed_ordering_types(table)
     extra = {
         K_THRESHOLD_MS: threshold_ms,
         K_THRESHOLD: iso_ms(threshold_ms),
@@ -280,16 +269,26 @@ def schedule(
         K_SOURCE: "+".join(sorted(sources)),
         K_EXACT_SPLIT: "true" if exact_split else "false",
         K_ET_FIELD: et_field or "",
+        K_PRECREATED: "true",
     }
     extra[K_PLANNING] = f"{time.monotonic() - t_start:.3f}"
     plan = CompactionPlan(instant, tuple(ops), extra)
     data = plan.to_bytes()
     req = Instant(instant, Action.COMPACTION, State.REQUESTED)
     aux = f"{AUX_DIR}/{req.file_name()}"
+    # the re-exposed logs go into slice C before the plan is visible (java-coexistence §2.3):
+    # whoever executes the plan, Java's compactor included, then leaves a correct slice C. Until
+    # the plan is published slice C is on no timeline: no reader sees these files.
+    crashpoint("schedule.before-links")
+    try:
+        made = _create_links(storage, plan, mode)
+    except InstantExistsError as e:
+        return no(f"conflict: {e}")
     crashpoint("schedule.before-plan")
     try:
         storage.create_if_absent(aux, data)
     except InstantExistsError:
+        _delete_all(storage, made)
         return no("conflict: the instant was taken concurrently")
     crashpoint("schedule.after-aux-plan")
     # re-checked just before the plan becomes visible: another scheduler may have won, and a
@@ -305,11 +304,109 @@ def schedule(
         # its own (both may withdraw; at most one plan stays)
         others = [i.timestamp for i in Timeline.load(storage).pending_compactions if i.timestamp != instant]
         if not others:
+            _create_links(storage, plan, mode, missing_only=True)  # one removed meanwhile is made again
             return ScheduleResult(instant, iso_ms(threshold_ms), threshold_ms, "scheduled", len(ops))
         storage.delete(req.path())
         conflict = f"conflict: compaction {others[0]} was scheduled concurrently"
     storage.delete(aux)
+    _delete_all(storage, made)
     return no(conflict)
+
+
+def _plan_link_files(plan: CompactionPlan) -> list[tuple[str, str | None]]:
+    """(link path, target path) of every file a plan creates in slice C before it is published;
+    the exact-split placeholder has no target."""
+    out: list[tuple[str, str | None]] = []
+    for op in plan.operations:
+        if is_exact_split(plan):
+            out.append((op.path(split_log_name(op, plan.instant)), None))
+        out += [(op.path(lk.link), op.path(lk.target)) for lk in op.links]
+    return out
+
+
+def _create_links(storage: Storage, plan: CompactionPlan, mode: str, *, missing_only: bool = False) -> list[str]:
+    """Create the plan's re-exposed logs in slice C (copies, or symlinks straight to the real
+    file) and, for an exact split, an empty placeholder holding version 1 (the split log's, written
+    at execution). Returns what was created; a name that exists is a conflict (unless
+    ``missing_only``), and what this call made is removed again."""
+    made: list[str] = []
+    try:
+        for link, target in _plan_link_files(plan):
+            if missing_only and storage.exists(link):
+                continue
+            if target is None:
+                storage.create_if_absent(link, b"")
+            elif mode == "symlink":
+                storage.symlink(final_target(storage, target), link)
+            else:
+                storage.copy(target, link)
+            made.append(link)
+            crashpoint("schedule.after-link")
+    except BaseException:
+        _delete_all(storage, made)
+        raise
+    return made
+
+
+def _delete_all(storage: Storage, rels) -> None:
+    for rel in rels:
+        storage.delete(rel)
+
+
+def _remove_orphan_links(table: HudiTable, grace: _dt.timedelta = ORPHAN_GRACE,
+                         only_instant: str | None = None) -> list[str]:
+    """Delete the links of schedules that crashed before publishing their plan (or of a crashed
+    unschedule): files with our link token in a slice whose instant is on no timeline (no reader
+    sees them). Without ``only_instant``, only those made more than ``grace`` ago: a schedule
+    running now may still publish its plan. With it (``unschedule --instant``: the user says that
+    schedule is over), that instant's at once."""
+    storage, tl = table.storage, table.timeline
+    known = {i.timestamp for i in tl.instants}
+    first = tl.instants[0].timestamp if tl.instants else ""
+    cutoff = format_instant(_dt.datetime.now(_dt.timezone.utc) - grace, table.timeline_zone)
+
+    def orphan(lg) -> bool:
+        if lg.write_token != LINK_TOKEN or lg.base_instant in known or lg.base_instant <= first:
+            return False  # (a slice older than the active timeline may be an archived commit's)
+        return lg.base_instant == only_instant if only_instant is not None else lg.base_instant < cutoff
+
+    found = [lg.path for lg in table.file_system_view(sizes=False).all_log_files() if orphan(lg)]
+    if found:  # re-checked on a fresh timeline just before deleting: its plan may have been published
+        known = {i.timestamp for i in Timeline.load(storage).instants}
+        found = [p for p in found if lf.parse_log_file_name(posixpath.basename(p)).base_instant not in known]
+    _delete_all(storage, found)
+    return found
+
+
+def _refuse_mixed_ordering_types(table: HudiTable) -> None:
+    """While a plan is pending its remaining logs are read twice (old slice, then slice C); that is
+    harmless under Hudi 0.14's merge rules when the ordering field kept one type, but not when it
+    was widened int→long (an Integer and a Long never compare: java-coexistence §2.3)."""
+    field_name = table.config.precombine_field
+    if not field_name:
+        return
+    seen = set()
+    for inst in table.timeline.completed_writes:
+        try:
+            schema = table.commit_metadata(inst).get("extraMetadata", {}).get("schema")
+        except InvalidTimelineError:
+            continue
+        if not schema:
+            continue
+        try:
+            fields = json.loads(schema).get("fields") or []
+        except (ValueError, AttributeError):
+            continue
+        for f in fields:
+            if isinstance(f, dict) and f.get("name") == field_name:
+                t = f.get("type")
+                ts = t if isinstance(t, list) else [t]
+                seen |= {x if isinstance(x, str) else (x or {}).get("type") for x in ts} & {"int", "long"}
+    if len(seen) > 1:
+        raise UnsupportedFeatureError(
+            f"the ordering field {field_name!r} was both int and long in this table's history: re-exposed logs "
+            f"read twice while a plan is pending could then change a query's result. Compact all logs first "
+            f"(strategy all), or rewrite the table with one type")
 
 
 @contextmanager
@@ -502,6 +599,7 @@ class CompactTask:
     schema_json: str
     split_threshold_ms: int | None = None  # exact split: records after it go to slice C's split log
     event_time_field: str | None = None
+    precreated: bool = False  # the plan's links exist since it was scheduled (verified by execute)
 
 
 def _create_once(storage: Storage, rel: str, data: bytes) -> None:
@@ -547,14 +645,19 @@ def compact_task(t: CompactTask) -> list[dict]:
     stats = [st]
     if late is not None:
         stats.append(_write_split_log(t, late, et, name))
+    elif t.precreated and t.split_threshold_ms is not None:
+        _drop_placeholder(t.storage, op.path(split_log_name(op, t.instant)))
     for lk in op.links:
         link_rel, target_rel = op.path(lk.link), op.path(lk.target)
         if not t.storage.exists(link_rel):
+            if t.precreated:
+                raise InvalidTimelineError(f"re-exposed log {link_rel} of compaction {t.instant} is missing: "
+                                           f"unschedule the plan and schedule again")
+            # a plan of an earlier release: its links are made at execution
             if t.link_mode == "symlink":  # straight to the real file: no chains for the cleaner to follow
                 t.storage.symlink(final_target(t.storage, target_rel), link_rel)
             else:
                 t.storage.copy(target_rel, link_rel)
-            crashpoint("execute.after-link")
         size = t.storage.size(link_rel)
         st = write_stat(file_id=op.file_id, path=link_rel, partition_path=op.partition, prev_commit=t.instant,
                         file_size=size if t.link_mode == "copy" else 0, base_file=name, log_files=[lk.link],
@@ -649,6 +752,24 @@ def _split_at_threshold(table: HudiTable, spec: SliceReadSpec, merged: pa.Table,
     return pa.concat_tables([keep, earlier.select(keep.column_names).cast(keep.schema)]), late
 
 
+def _is_placeholder(storage: Storage, rel: str) -> bool:
+    """An empty regular file: the split placeholder a plan holds version 1 with."""
+    try:
+        return storage.readlink(rel) is None and storage.size(rel) == 0
+    except FileNotFoundError:
+        return False
+
+
+def _drop_placeholder(storage: Storage, rel: str) -> None:
+    """No record of this slice is after the threshold: its empty split placeholder goes (a
+    rollback of this execution makes it again)."""
+    try:
+        if storage.readlink(rel) is None and storage.size(rel) == 0:
+            storage.delete(rel)
+    except FileNotFoundError:
+        pass
+
+
 def _write_split_log(t: CompactTask, late: pa.Table, et: str, base_name: str) -> dict:
     op = t.op
     name = split_log_name(op, t.instant)
@@ -656,7 +777,12 @@ def _write_split_log(t: CompactTask, late: pa.Table, et: str, base_name: str) ->
     late = late.set_column(late.schema.get_field_index(FILE_NAME), FILE_NAME,
                            pa.array([op.file_id] * late.num_rows, pa.string()))
     data = lf.encode_data_block(t.instant, t.schema_json, late.to_pylist())
-    _create_once(t.storage, rel, data)
+    if t.precreated:  # replaces the empty placeholder that has held version 1 since scheduling
+        if t.storage.exists(rel) and t.storage.size(rel) not in (0, len(data)):
+            raise InvalidTimelineError(f"{rel} holds something other than this plan's placeholder")
+        t.storage.write_atomic(rel, data)
+    else:
+        _create_once(t.storage, rel, data)
     crashpoint("execute.after-split-log")
     mm = pc.min_max(event_time_millis(late.column(et)))
     return write_stat(file_id=op.file_id, path=rel, partition_path=op.partition, prev_commit=t.instant,
@@ -665,11 +791,35 @@ def _write_split_log(t: CompactTask, late: pa.Table, et: str, base_name: str) ->
                       extra={"hoodieEtcSplitLog": True})
 
 
+def _verify_links(storage: Storage, plan: CompactionPlan) -> None:
+    """Execute verifies, never trusts: every link name must hold our byte-identical copy of its
+    target, or be our symlink to it; the exact-split placeholder must be empty (or hold a split
+    log an earlier attempt wrote). Anything else (a Java rollback block, a file put there by hand)
+    is a typed error, before anything is written."""
+    mode = plan.extra.get(K_LINK_MODE, "copy")
+    for link, target in _plan_link_files(plan):
+        if target is None:
+            continue  # the split placeholder (an earlier attempt may have dropped it): checked when written
+        if not storage.exists(link):
+            raise InvalidTimelineError(f"re-exposed log {link} of compaction {plan.instant} is missing: unschedule "
+                                       f"the plan and schedule again")
+        if mode == "symlink":
+            got = link_target(storage, link)
+            if got is not None and final_target(storage, link) == final_target(storage, target):
+                continue
+        elif storage.readlink(link) is None and storage.size(link) == storage.size(target) \
+                and storage.read_bytes(link) == storage.read_bytes(target):
+            continue
+        raise InvalidTimelineError(
+            f"{link} is not this plan's {'symlink' if mode == 'symlink' else 'copy'} of {target}: another writer put "
+            f"a different file under that name; nothing was executed. Unschedule the plan and schedule again")
+
+
 def execute(path: str | Storage, *, instant: str | None = None, engine=None,
             storage_options: Mapping[str, Any] | None = None) -> dict:
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
     t0 = time.monotonic()
-    table = HudiTable.load(storage)
+    table = HudiTable.load_writable(storage)
     tl = table.timeline
     if instant is None:
         if not tl.pending_compactions:
@@ -700,6 +850,8 @@ def execute(path: str | Storage, *, instant: str | None = None, engine=None,
         raise UnsupportedFeatureError(f"compaction plan {instant} re-exposes logs by symlink, which "
                                       f"{storage.protocol} storage does not have: unschedule it and schedule "
                                       f"again with link mode copy (or auto)")
+    if links_precreated(plan):
+        _verify_links(storage, plan)
     if insts[0].state is State.INFLIGHT:
         rollback(storage, instant=instant)
     inflight = Instant(instant, Action.COMPACTION, State.INFLIGHT)
@@ -709,7 +861,8 @@ def execute(path: str | Storage, *, instant: str | None = None, engine=None,
     schema_json = json.dumps(table.avro_schema_with_meta, separators=(",", ":"))
     split_ms = int(plan.extra[K_THRESHOLD_MS]) if is_exact_split(plan) and K_THRESHOLD_MS in plan.extra else None
     et_field = plan.extra.get(K_ET_FIELD) or None
-    tasks = [CompactTask(storage, instant, op, i, mode, schema_json, split_ms, et_field)
+    pre = links_precreated(plan)
+    tasks = [CompactTask(storage, instant, op, i, mode, schema_json, split_ms, et_field, pre)
              for i, op in enumerate(plan.operations)]
     engine = engine or LocalEngine()
     results = engine.map(compact_task, tasks)
@@ -835,7 +988,7 @@ def _compaction_instants(path: str | Storage, instant: str, storage_options: Map
     """The table and the timeline entries of compaction ``instant`` (checked to be an instant time)."""
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
     _check_instant(instant)
-    table = HudiTable.load(storage)
+    table = HudiTable.load_writable(storage)
     return storage, table, [i for i in table.timeline.get(instant) if i.action is Action.COMPACTION]
 
 
@@ -862,10 +1015,13 @@ def rollback(path: str | Storage, *, instant: str, storage_options: Mapping[str,
         out = files.setdefault(op.partition, [])
         out += [rel for name, rel in names.items()
                 if name.startswith(op.file_id + "_") and name.endswith(f"_{instant}.parquet")]
-        out += plan_outputs(plan, op)  # not filtered by the listing: a dangling link must go too
+        out += [rel for rel in plan_outputs(plan, op)  # not filtered by the listing: a dangling link must go too
+                if not (links_precreated(plan) and _is_placeholder(storage, rel))]
     # recorded as a rollback instant, as Hudi does (hudi/rollback.py); then back to requested
     rb, removed = rollback_with_instant(storage, instant=instant, action=Action.COMPACTION, files=files,
                                        after_delete=lambda: crashpoint("rollback.after-file-removed"))
+    if links_precreated(plan):  # the requested plan's split placeholder (and any link lost) again
+        _create_links(storage, plan, plan.extra.get(K_LINK_MODE, "copy"), missing_only=True)
     crashpoint("rollback.before-inflight-removed")
     storage.delete(Instant(instant, Action.COMPACTION, State.INFLIGHT).path())
     return {"instant": instant, "status": "requested", "files_removed": removed, "rollback_instant": rb}
@@ -874,18 +1030,27 @@ def rollback(path: str | Storage, *, instant: str, storage_options: Mapping[str,
 def unschedule(path: str | Storage, *, instant: str, storage_options: Mapping[str, Any] | None = None) -> dict:
     storage, table, insts = _compaction_instants(path, instant, storage_options)
     if not insts:
-        # a crashed unschedule (or schedule) may have left the plan's .aux copy: finish the job
+        # a crashed unschedule (or schedule) may have left the plan's .aux copy and its links in
+        # slice C (on no timeline, so invisible): finish the job
         storage.delete(f"{AUX_DIR}/{Instant(instant, Action.COMPACTION, State.REQUESTED).file_name()}")
-        return {"instant": instant, "status": "not scheduled"}
+        orphans = _remove_orphan_links(table, only_instant=instant)
+        return {"instant": instant, "status": "not scheduled", "links_removed": len(orphans)}
     if insts[0].state is not State.REQUESTED:
         raise InvalidTimelineError(f"compaction {instant} is {insts[0].state.name.lower()}: roll it back first")
-    reserved = reserved_log_versions(table)
-    for lg in table.file_system_view().all_log_files():
-        if lg.base_instant == instant and lg.version > reserved.get((lg.partition, lg.file_id, instant), 0):
-            raise InvalidTimelineError(
-                f"writers already wrote into slice {instant} ({lg.path}): execute the plan instead")
+    plan = read_plan(table, instant)
+    ours = {link for link, _ in _plan_link_files(plan)} if links_precreated(plan) else set()
+    others = [lg.path for lg in table.file_system_view().all_log_files()
+              if lg.base_instant == instant and lg.path not in ours]
+    if others:
+        raise InvalidTimelineError(
+            f"slice {instant} holds {len(others)} log file(s) other writers wrote while the plan was pending "
+            f"({', '.join(others[:5])}{'...' if len(others) > 5 else ''}): unscheduling would hide them from every "
+            f"reader. Execute the plan instead")
     req = Instant(instant, Action.COMPACTION, State.REQUESTED)
     storage.delete(req.path())
     crashpoint("unschedule.after-requested-removed")
     storage.delete(f"{AUX_DIR}/{req.file_name()}")
-    return {"instant": instant, "status": "unscheduled"}
+    # slice C is on no timeline now: its links are invisible; remove them (a crash here leaves
+    # orphans that validate reports and the next schedule removes)
+    _delete_all(storage, sorted(ours))
+    return {"instant": instant, "status": "unscheduled", "links_removed": len(ours)}

@@ -12,6 +12,7 @@ import datetime as _dt
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
+from ..hudi.coexistence import require_no_metadata_table
 from ..hudi.stats import iso_ms, pending_clustering
 from ..hudi.storage import Storage
 from ..hudi.table import HudiTable
@@ -24,9 +25,24 @@ def last_threshold(table: HudiTable) -> tuple[int | None, str | None]:
     """(threshold ms, instant) of the latest completed event-time compaction, or (None, None)."""
     for inst in reversed(table.timeline.completed_compactions):
         v = table.commit_metadata(inst).get("extraMetadata", {}).get(K_THRESHOLD_MS)
+        if v is None:
+            v = _plan_threshold(table, inst.timestamp)
         if v is not None:
             return int(v), inst.timestamp
     return None, None
+
+
+def _plan_threshold(table: HudiTable, instant: str) -> str | None:
+    """The threshold in the plan of a compaction whose commit does not carry one: our plan,
+    executed by Java's compactor (its slice C is correct: the re-exposed logs were created before
+    the plan was published, so the threshold holds as planned)."""
+    from ..hudi.errors import HudiEtcError
+    from ..hudi.plan import read_plan
+
+    try:
+        return read_plan(table.storage, instant).extra.get(K_THRESHOLD_MS)
+    except (FileNotFoundError, HudiEtcError):
+        return None
 
 
 def threshold_ms_for(compaction_time: _dt.datetime, data_latency: _dt.timedelta) -> int:
@@ -67,8 +83,12 @@ def check_readiness(
     check_pending_writes: bool = False,
 ) -> Readiness:
     """Pending compaction or clustering → wait; threshold not past the last one → covered;
-    otherwise ready. (Whether any log qualifies is known only while planning.)"""
+    otherwise ready. (Whether any log qualifies is known only while planning.) A table with a
+    metadata table is a typed MetadataTablePresentError (nothing could ever be scheduled)."""
     table = path if isinstance(path, HudiTable) else HudiTable.load(path, storage_options)
+    # a metadata table blocks every compaction (schedule refuses it): say so now, typed, rather
+    # than wait for a threshold that can never be published
+    require_no_metadata_table(table.storage, table.config)
     tl = table.timeline
     pc = tuple(i.timestamp for i in tl.pending_compactions)
     cl = tuple(pending_clustering(table))

@@ -29,7 +29,8 @@ from ..hudi.fsview import list_partitions, parse_base_file_name
 from ..hudi.storage import Storage, safe_relpath
 from ..hudi.table import HudiTable
 from ..hudi.timeline import TEMP_DIR, Action
-from .service import K_LINKS, LINK_TOKEN, read_plan
+from ..hudi.coexistence import metadata_table_state
+from .service import K_LINKS, LINK_TOKEN, _verify_links, links_precreated, read_plan
 
 _TMP_PREFIX = ".hudi-etc-tmp-"
 
@@ -124,9 +125,24 @@ def validate(path: str | Storage, *, storage_options: Mapping[str, Any] | None =
         ts = d.rsplit("/", 1)[-1]
         if ts in completed and storage.list(d):
             problem("stale-markers", d, f"markers of completed instant {ts}")
+    # pending plans: their re-exposed logs (made when they were scheduled) hold what execute expects
+    for ts, inst in sorted(compactions.items()):
+        if not inst.is_pending:
+            continue
+        try:
+            plan = read_plan(table, ts)
+            if links_precreated(plan):
+                _verify_links(storage, plan)
+        except (FileNotFoundError, HudiEtcError) as e:
+            problem("link-mismatch", inst.path(), str(e))
+    mdt = metadata_table_state(storage, table.config)
+    if mdt.present:
+        problem("metadata-table", ".hoodie/metadata", "a metadata table Java writers list files through: every "
+                "mutating command refuses the table until `hudi-etc drop-metadata-table`")
     return {
         "path": storage.base_uri,
         "ok": not problems,
+        "metadata_table": mdt.as_dict(),
         "problems": problems,
         "pending_files": pending_files,
         "files_checked": files,

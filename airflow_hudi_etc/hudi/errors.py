@@ -91,3 +91,10 @@ class UnsafePathError(HudiEtcError):
     """A plan or commit names a path outside the table (``..``, absolute, other scheme)."""
 
     code = "unsafe_path"
+
+
+class MetadataTablePresentError(HudiEtcError):
+    """The table has a Hudi metadata table, which Java writers list files through: refused until
+    it is dropped (``hudi-etc drop-metadata-table``)."""
+
+    code = "metadata_table_present"

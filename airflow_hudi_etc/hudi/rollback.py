@@ -63,7 +63,10 @@ def rollback_with_instant(
     timeline = Timeline.load(storage)
     r = pending_rollback_of(storage, timeline, instant)
     if r is None:
-        r = next_instant_time(timeline)
+        from .coexistence import timeline_zone
+        from .properties import load_table_config
+
+        r = next_instant_time(timeline, zone=timeline_zone(load_table_config(storage)))
         plan = am.rollback_plan(
             (instant, action.value),
             [am.rollback_request(part, None, None, [_uri(storage, rel) for rel in rels]) for part, rels in files.items()],

@@ -59,6 +59,23 @@ class HudiTable:
         config = load_table_config(storage)
         return cls(storage, config, Timeline.load(storage))
 
+    @classmethod
+    def load_writable(cls, path: str | Storage, storage_options: Mapping[str, Any] | None = None) -> "HudiTable":
+        """:meth:`load`, then the Java coexistence checks every mutating command makes first
+        (metadata table, timeline zone: :func:`~airflow_hudi_etc.hudi.coexistence.check_writable`)."""
+        from .coexistence import check_writable
+
+        table = cls.load(path, storage_options)
+        check_writable(table.storage, table.config)
+        return table
+
+    @property
+    def timeline_zone(self):
+        """The zone new instants are made in (a typed error for a zone we cannot know)."""
+        from .coexistence import timeline_zone
+
+        return timeline_zone(self.config)
+
     def reload(self) -> "HudiTable":
         return HudiTable(self.storage, load_table_config(self.storage), Timeline.load(self.storage))
 
@@ -115,22 +132,12 @@ class HudiTable:
     def pending_compaction_groups(self) -> dict[tuple[str, str], str]:
         """(partition, fileId) → instant of the pending compaction that plans it.
 
-        New writes to such a file group belong to the (still empty) slice at that instant.
+        New writes to such a file group belong to the (still empty of base files) slice at that
+        instant, after the logs the plan re-exposes there (created before the plan was published).
         """
-        import io
+        from .plan import pending_plan_groups
 
-        import fastavro
-
-        out: dict[tuple[str, str], str] = {}
-        for inst in self.timeline.pending_compactions:
-            try:
-                data = self.storage.read_bytes(inst.path(State.REQUESTED))
-                (plan,) = list(fastavro.reader(io.BytesIO(data)))
-            except Exception as e:  # unreadable plan: refuse rather than write into the wrong slice
-                raise InvalidTimelineError(f"compaction plan {inst.timestamp} is unreadable: {e}") from None
-            for op in plan.get("operations") or []:
-                out[(op.get("partitionPath") or "", op["fileId"])] = inst.timestamp
-        return out
+        return pending_plan_groups(self.storage, [i.timestamp for i in self.timeline.pending_compactions])
 
     def replaced_file_groups(self) -> set[tuple[str, str]]:
         out: set[tuple[str, str]] = set()

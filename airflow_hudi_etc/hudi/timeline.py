@@ -424,10 +424,10 @@ class Timeline:
 INSTANT_FORMAT = "%Y%m%d%H%M%S"
 
 
-def format_instant(dt: _dt.datetime) -> str:
-    """17-digit ``yyyyMMddHHmmssSSS`` of an aware or naive-UTC datetime."""
+def format_instant(dt: _dt.datetime, zone: _dt.tzinfo = _dt.timezone.utc) -> str:
+    """17-digit ``yyyyMMddHHmmssSSS`` of an aware (shown in ``zone``) or naive datetime."""
     if dt.tzinfo is not None:
-        dt = dt.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        dt = dt.astimezone(zone).replace(tzinfo=None)
     return dt.strftime(INSTANT_FORMAT) + f"{dt.microsecond // 1000:03d}"
 
 
@@ -444,10 +444,12 @@ def instant_to_epoch_ms(ts: str) -> int:
     return int(parse_instant_time(ts).timestamp() * 1000)
 
 
-def next_instant_time(timeline: Timeline, now: _dt.datetime | None = None) -> str:
-    """A new instant time strictly greater than every instant on the timeline, pending included."""
+def next_instant_time(timeline: Timeline, now: _dt.datetime | None = None,
+                      zone: _dt.tzinfo = _dt.timezone.utc) -> str:
+    """A new instant time strictly greater than every instant on the timeline, pending included,
+    in the table's timeline zone (:func:`~airflow_hudi_etc.hudi.coexistence.timeline_zone`)."""
     now = now or _dt.datetime.now(_dt.timezone.utc)
-    ts = format_instant(now)
+    ts = format_instant(now, zone)
     latest = timeline.latest_instant_time
     if latest is not None:
         if len(latest) == 14:

@@ -43,6 +43,7 @@ from . import bloom as bloom_mod
 from . import logformat as lf
 from .crash import crashpoint
 from .rollback import rollback_with_instant
+from .coexistence import KeyGen, key_generator
 from .errors import (
     InstantExistsError,
     InvalidInputError,
@@ -122,8 +123,11 @@ def init_table(
     partition_field: str | None = None,
     payload: str = "overwrite-latest",
     storage_options: Mapping[str, Any] | None = None,
+    exclusive_cleaner: bool = False,
 ) -> dict:
-    """Create an empty v6 MOR table; re-running with the same settings is a no-op."""
+    """Create an empty v6 MOR table; re-running with the same settings is a no-op.
+    ``exclusive_cleaner``: the table says only this product cleans it (no Java cleaner runs), so
+    link mode ``auto`` may re-expose logs by symlink (java-coexistence §5.1)."""
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
     import re
 
@@ -144,6 +148,10 @@ def init_table(
         payload=payload_class,
         schema=None,
     )
+    if exclusive_cleaner:
+        from .coexistence import K_EXCLUSIVE_CLEANER
+
+        props[K_EXCLUSIVE_CLEANER] = "true"
     if storage.exists(PROPERTIES_FILE):
         cfg = load_table_config(storage)
         same = (
@@ -165,7 +173,7 @@ def init_table(
     except InstantExistsError:  # a concurrent init won; accept it if it is the same table
         return init_table(storage, table_name=table_name, record_key=record_key,
                           precombine_field=precombine_field, event_time_field=event_time_field,
-                          partition_field=partition_field, payload=payload)
+                          partition_field=partition_field, payload=payload, exclusive_cleaner=exclusive_cleaner)
     if not partition_field:
         _ensure_partition_metadata(storage, "", "00000000000000")
     return {"path": storage.base_uri, "table": table_name, "created": True}
@@ -216,14 +224,29 @@ def _partition_values(table: pa.Table, field: str, hive_style: bool) -> pa.Array
     return strs.combine_chunks() if isinstance(strs, pa.ChunkedArray) else strs
 
 
+def _record_keys(batch: pa.Table, kg: KeyGen) -> pa.Array:
+    """``_hoodie_record_key`` as Java's key generator makes it: the value for one key field,
+    ``f1:v1,f2:v2`` for a complex key (an empty value is ``__empty__``, as KeyGenUtils writes it)."""
+    if not kg.composite_key:
+        return pc.cast(batch.column(kg.key_fields[0]), pa.string())
+    parts = []
+    for f in kg.key_fields:
+        v = pc.cast(batch.column(f), pa.string())
+        v = pc.if_else(pc.equal(v, ""), pa.scalar("__empty__"), v)
+        parts.append(pc.binary_join_element_wise(pa.scalar(f + ":"), v, ""))
+    out = pc.binary_join_element_wise(*parts, ",")
+    return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
+
+
 def prepare_batch(table: HudiTable, batch: pa.Table, operation: str) -> pa.Table:
     """Validate a batch and return it de-duplicated with ``_hoodie_record_key`` / partition columns."""
     cfg = table.config
-    key = cfg.record_key_field
-    if key not in batch.column_names:
-        raise InvalidInputError(f"input lacks the record key field {key!r}")
-    if batch.column(key).null_count:
-        raise InvalidInputError(f"record key field {key!r} has null values")
+    kg = key_generator(cfg)  # refuses key generators whose keys we would make differently
+    for key in kg.key_fields:
+        if key not in batch.column_names:
+            raise InvalidInputError(f"input lacks the record key field {key!r}")
+        if batch.column(key).null_count:
+            raise InvalidInputError(f"record key field {key!r} has null values")
     if operation == "upsert":
         for what, f in (("precombine", cfg.precombine_field), ("event-time", cfg.event_time_field)):
             if f and f not in batch.column_names:
@@ -239,11 +262,10 @@ def prepare_batch(table: HudiTable, batch: pa.Table, operation: str) -> pa.Table
     batch = normalize_input(batch)
     if cfg.event_time_field and cfg.event_time_field in batch.column_names:
         event_time_millis(batch.column(cfg.event_time_field), cfg.event_time_field)  # validates
-    keys = pc.cast(batch.column(key), pa.string())
-    if len(cfg.partition_fields) > 1:
-        raise InvalidInputError("more than one partition field is not supported yet")
-    if cfg.partition_fields:
-        parts = _partition_values(batch, cfg.partition_fields[0], cfg.hive_style_partitioning)
+    keys = _record_keys(batch, kg)
+    if kg.partition_fields:
+        cols = [_partition_values(batch, f, cfg.hive_style_partitioning) for f in kg.partition_fields]
+        parts = cols[0] if len(cols) == 1 else pc.binary_join_element_wise(*cols, "/")
     else:
         parts = pa.array([""] * batch.num_rows, pa.string())
     batch = batch.append_column("__key", keys).append_column("__part", parts)
@@ -677,7 +699,6 @@ def write_batch(
     engine=None,
     options: WriteOptions = WriteOptions(),
     storage_options: Mapping[str, Any] | None = None,
-    reserved_log_versions: Callable[[HudiTable], Mapping[tuple[str, str, str], int]] | None = None,
     now: _dt.datetime | None = None,
 ) -> WriteResult:
     """Write one batch as one deltacommit; see the module docstring.
@@ -697,7 +718,7 @@ def write_batch(
     for _ in range(PLAN_CHANGE_RETRIES):
         try:
             return _write_batch_once(storage, batch, operation=operation, engine=engine, options=options,
-                                     reserved_log_versions=reserved_log_versions, now=now, t_start=t_start,
+                                     now=now, t_start=t_start,
                                      rolled_back=rolled_back)
         except _PlansChanged:
             continue
@@ -706,8 +727,8 @@ def write_batch(
 
 
 def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engine, options: WriteOptions,
-                      reserved_log_versions, now, t_start: float, rolled_back: list[str]) -> WriteResult:
-    table = HudiTable.load(storage)
+                      now, t_start: float, rolled_back: list[str]) -> WriteResult:
+    table = HudiTable.load_writable(storage)
     cfg = table.config
     if options.rollback_failed_writes and table.timeline.pending_writes:
         rolled_back += rollback_failed_writes(storage, table.timeline)
@@ -731,7 +752,7 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
     schema_json = json.dumps(with_meta_fields(data_schema), separators=(",", ":"))
     data_schema_json = json.dumps(data_schema, separators=(",", ":"))
 
-    instant = next_instant_time(table.timeline, now)
+    instant = next_instant_time(table.timeline, now, zone=table.timeline_zone)
     requested = Instant(instant, Action.DELTA_COMMIT, State.REQUESTED)
     storage.create_if_absent(requested.path(), b"")
     crashpoint("write.after-requested")
@@ -759,18 +780,10 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
         parts = prepared.column("__part").to_pylist()
         fids = [located.get((p, k)) for p, k in zip(parts, keys)]
         prepared = prepared.append_column("__fid", pa.array(fids, pa.string()))
+        # the logs a pending plan re-exposes in slice C exist before it is published: the
+        # listing has them, and new logs go after them
         versions = _log_versions(view)
-        if reserved_log_versions is None and table.timeline.pending_compactions:
-            # links of a pending partial compaction hold versions 1..n of slice C: write after them
-            from ..compaction.service import reserved_log_versions
-        if reserved_log_versions is not None:
-            for k, v in reserved_log_versions(table).items():
-                versions[k] = max(versions[k], v)
-        pending_groups = {}
-        if table.timeline.pending_compactions:
-            from ..compaction.service import pending_plan_groups
-
-            pending_groups = pending_plan_groups(table)
+        pending_groups = table.pending_compaction_groups() if table.timeline.pending_compactions else {}
         idx = 0
         kind = "update" if operation == "upsert" else "delete"
         updates = prepared.filter(pc.is_valid(prepared.column("__fid")))

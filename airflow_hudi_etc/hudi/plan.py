@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 
 import fastavro
 
-from ..hudi.avro_models import read_avro_metadata
-from ..hudi.errors import InvalidTimelineError, UnsafePathError
-from ..hudi.fsview import parse_base_file_name
-from ..hudi.logformat import parse_log_file_name
-from ..hudi.storage import safe_filename, safe_relpath
+from .avro_models import read_avro_metadata
+from .errors import InvalidTimelineError, UnsafePathError
+from .fsview import parse_base_file_name
+from .logformat import parse_log_file_name
+from .storage import safe_filename, safe_relpath
 
 _FILE_ID = re.compile(r"[A-Za-z0-9-]+")
 
@@ -323,3 +323,33 @@ class CompactionPlan:
                 raise bad(f"operation {fid}: {base!r} is not a base file of that file group")
             ops.append(Operation(part, fid, base_instant, base, logs, links, dict(metrics)))
         return cls(instant, tuple(ops), dict(extra))
+
+
+# ------------------------------------------------------------------ plans on a table's timeline
+#: write token of the logs a plan re-exposes in slice C (and of the exact-split log). Java writes
+#: ``partition-stage-attempt`` (Spark), ``subtask-parallelism-attempt`` (Flink) and ``1-0-1``
+#: (rollback and rollover blocks): none of them has a middle 0 together with a partition id of
+#: a billion minus one, so no Java file can take one of these names.
+LINK_TOKEN = "999999999-0-0"
+#: exact split: slice C's first log holds the merged records after the threshold
+SPLIT_LOG_VERSION = 1
+
+
+def read_plan(storage, instant: str) -> CompactionPlan:
+    """The plan of pending or completed compaction ``instant`` (``.hoodie/<C>.compaction.requested``)."""
+    data = storage.read_bytes(f".hoodie/{instant}.compaction.requested")
+    return CompactionPlan.from_bytes(instant, data)
+
+
+def pending_plan_groups(storage, pending_instants) -> dict[tuple[str, str], str]:
+    """(partition, fileId) → instant of the pending compaction that plans it: new logs of such a
+    file group belong to slice C. An unreadable or missing plan is refused, never guessed around."""
+    out: dict[tuple[str, str], str] = {}
+    for ts in pending_instants:
+        try:
+            plan = read_plan(storage, ts)
+        except FileNotFoundError:
+            raise InvalidTimelineError(f"compaction plan {ts} is missing") from None
+        for op in plan.operations:
+            out[(op.partition, op.file_id)] = ts
+    return out

@@ -1,0 +1,231 @@
+"""The contract with Java Hudi on a shared table (shared/java-coexistence.md).
+
+Every mutating command (write, schedule, execute, rollback, unschedule, clean) first calls
+:func:`check_writable`, which refuses, before anything is written:
+
+* **a metadata table** (MDT): ``hoodie.table.metadata.partitions`` or ``...partitions.inflight``
+  non-empty, or a ``.hoodie/metadata`` folder. Java writers list files through it and never
+  re-sync, so anything we write, compact or clean would be invisible to them or deleted under
+  them (§1). :func:`drop_metadata_table` removes it exactly as a Java writer does when
+  ``hoodie.metadata.enable=false`` (§1.4).
+* **a timeline time zone we cannot reproduce**: Java makes instants in
+  ``hoodie.table.timeline.timezone`` (absent means LOCAL: the JVM's zone). Instants must sort
+  after every Java instant, so we write in the table's zone: UTC when the table says so, else the
+  zone named by ``HUDI_ETC_TIMELINE_TIMEZONE`` (the Java writers' JVM zone, e.g.
+  ``Europe/Paris`` or ``UTC``); without it the table is refused (§6.3).
+* **a key generator we cannot reproduce**: simple, non-partitioned and complex (several key
+  fields: ``f1:v1,f2:v2``; several partition fields joined by ``/``) are honoured; everything
+  else (timestamp, custom, a complex generator with a single key field, whose encoding differs
+  between Hudi releases) is refused, since keys written differently would be duplicates (§6.5).
+
+Symlink link mode is only safe when no Java cleaner runs on the table (§5.1): ``auto`` picks
+copies unless the table carries ``hoodie.etc.exclusive.cleaner=true`` (see :func:`symlinks_allowed`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from dataclasses import dataclass
+from typing import Mapping
+
+from .errors import InvalidPropertiesError, MetadataTablePresentError, UnsupportedFeatureError
+from .properties import BACKUP_FILE, PROPERTIES_FILE, TableConfig, dumps, loads
+
+MDT_DIR = ".hoodie/metadata"
+K_MDT_PARTITIONS = "hoodie.table.metadata.partitions"
+K_MDT_INFLIGHT = "hoodie.table.metadata.partitions.inflight"
+K_TIMEZONE = "hoodie.table.timeline.timezone"
+K_KEYGEN = "hoodie.table.keygenerator.class"
+#: our table property: "only this product cleans this table" (no Java cleaner runs): symlinks allowed
+K_EXCLUSIVE_CLEANER = "hoodie.etc.exclusive.cleaner"
+#: the Java writers' JVM time zone, for tables whose timeline zone is LOCAL (or unset)
+TIMEZONE_ENV = "HUDI_ETC_TIMELINE_TIMEZONE"
+
+
+# ------------------------------------------------------------------------ metadata table
+@dataclass(frozen=True)
+class MetadataTableState:
+    partitions: tuple[str, ...]
+    inflight: tuple[str, ...]
+    folder: bool
+
+    @property
+    def present(self) -> bool:
+        return bool(self.partitions or self.inflight or self.folder)
+
+    def as_dict(self) -> dict:
+        return {"present": self.present, "partitions": list(self.partitions),
+                "inflight_partitions": list(self.inflight), "folder": self.folder}
+
+
+def _split(v: str | None) -> tuple[str, ...]:
+    return tuple(p.strip() for p in (v or "").split(",") if p.strip())
+
+
+def metadata_table_state(storage, config: TableConfig) -> MetadataTableState:
+    return MetadataTableState(_split(config.raw.get(K_MDT_PARTITIONS)), _split(config.raw.get(K_MDT_INFLIGHT)),
+                              _folder_exists(storage))
+
+
+def _folder_exists(storage) -> bool:
+    if storage.is_local:
+        return os.path.isdir(storage.full(MDT_DIR))
+    return bool(storage.list_dirs(MDT_DIR) or storage.list(MDT_DIR)) or storage.exists(MDT_DIR)
+
+
+def require_no_metadata_table(storage, config: TableConfig) -> None:
+    st = metadata_table_state(storage, config)
+    if not st.present:
+        return
+    what = []
+    if st.partitions:
+        what.append(f"{K_MDT_PARTITIONS}={','.join(st.partitions)}")
+    if st.inflight:
+        what.append(f"{K_MDT_INFLIGHT}={','.join(st.inflight)}")
+    if st.folder:
+        what.append(f"{MDT_DIR}/ exists")
+    raise MetadataTablePresentError(
+        "the table has a Hudi metadata table (" + "; ".join(what) + "): Java writers list files through it "
+        "and would never see what this command writes. Set hoodie.metadata.enable=false on every Java "
+        "writer, stop them, then run `hudi-etc drop-metadata-table` (or let the next such Java writer "
+        "drop it), and run this command again")
+
+
+def update_table_properties(storage, updates: Mapping[str, str]) -> dict[str, str]:
+    """Rewrite ``hoodie.properties`` as Hudi's ``HoodieTableConfig.modify`` does: finish a
+    leftover backup, back the current file up, replace it, verify it reads back with its
+    checksum, then drop the backup. Returns the new properties."""
+    from .properties import TableConfig as _TC
+
+    if not storage.exists(PROPERTIES_FILE) and storage.exists(BACKUP_FILE):  # a crash mid-update
+        storage.write_atomic(PROPERTIES_FILE, storage.read_bytes(BACKUP_FILE))
+    old = storage.read_bytes(PROPERTIES_FILE)
+    props = loads(old.decode("utf-8"))
+    new = {**props, **updates}
+    _TC.from_properties(new)  # still a valid config (checksum of the unchanged name included)
+    storage.write_atomic(BACKUP_FILE, old)
+    storage.write_atomic(PROPERTIES_FILE, dumps(new, comment="Updated by airflow-hudi-etc").encode("utf-8"))
+    back = loads(storage.read_text(PROPERTIES_FILE))
+    if any(back.get(k) != v for k, v in updates.items()):
+        raise InvalidPropertiesError("hoodie.properties did not read back as written; the backup is kept")
+    _TC.from_properties(back)
+    storage.delete(BACKUP_FILE)
+    return back
+
+
+def drop_metadata_table(storage) -> dict:
+    """Drop the metadata table as a Java writer with ``hoodie.metadata.enable=false`` does:
+    properties first (both partition lists set empty), then the ``.hoodie/metadata`` folder.
+    Idempotent; a crash between the two is finished by the next run (Hudi would not)."""
+    from .properties import load_table_config
+
+    config = load_table_config(storage)
+    st = metadata_table_state(storage, config)
+    props_changed = bool(st.partitions or st.inflight)
+    if props_changed:
+        update_table_properties(storage, {K_MDT_PARTITIONS: "", K_MDT_INFLIGHT: ""})
+    removed = 0
+    if st.folder:
+        removed = _delete_tree(storage, MDT_DIR)
+    return {"status": "dropped" if st.present else "no metadata table", "before": st.as_dict(),
+            "properties_updated": props_changed, "files_removed": removed}
+
+
+def _delete_tree(storage, rel: str) -> int:
+    if storage.is_local:
+        import shutil
+
+        p = storage.full(rel)
+        n = sum(len(files) for _, _, files in os.walk(p))
+        shutil.rmtree(p)
+        return n
+    files = list(storage.walk_files(rel, skip_dirs=()))
+    for f in files:
+        storage.delete(f.path)
+    try:
+        storage.fs.rm(storage.full(rel), recursive=True)
+    except FileNotFoundError:
+        pass
+    return len(files)
+
+
+# ------------------------------------------------------------------------ time zone
+def timeline_zone(config: TableConfig) -> _dt.tzinfo:
+    """The zone new instants of this table are made in (see the module docstring)."""
+    tz = (config.raw.get(K_TIMEZONE) or "LOCAL").strip()
+    if tz.upper() == "UTC":
+        return _dt.timezone.utc
+    override = os.environ.get(TIMEZONE_ENV, "").strip()
+    if not override:
+        raise UnsupportedFeatureError(
+            f"the table's timeline time zone is {tz} ({K_TIMEZONE} "
+            f"{'unset: Java uses the JVM zone' if K_TIMEZONE not in config.raw else 'is ' + tz}): instants we "
+            f"make must sort after the Java writers'. Set {TIMEZONE_ENV} to the Java writers' JVM time zone "
+            f"(e.g. UTC or Europe/Paris), or set {K_TIMEZONE}=UTC on the table and its writers")
+    if override.upper() == "UTC":
+        return _dt.timezone.utc
+    try:
+        from zoneinfo import ZoneInfo
+
+        return ZoneInfo(override)
+    except Exception:
+        raise UnsupportedFeatureError(f"{TIMEZONE_ENV}={override!r} is not a known time zone") from None
+
+
+# ------------------------------------------------------------------------ key generators
+_SIMPLE = {"SimpleKeyGenerator", "SimpleAvroKeyGenerator"}
+_NONPART = {"NonpartitionedKeyGenerator", "NonpartitionedAvroKeyGenerator"}
+_COMPLEX = {"ComplexKeyGenerator", "ComplexAvroKeyGenerator"}
+
+
+@dataclass(frozen=True)
+class KeyGen:
+    """How record keys and partition paths are made from a record (see the module docstring)."""
+
+    kind: str  # simple | nonpartitioned | complex
+    key_fields: tuple[str, ...]
+    partition_fields: tuple[str, ...]
+
+    @property
+    def composite_key(self) -> bool:
+        return self.kind == "complex" or len(self.key_fields) > 1
+
+
+def key_generator(config: TableConfig) -> KeyGen:
+    cls = (config.raw.get(K_KEYGEN) or config.raw.get("hoodie.datasource.write.keygenerator.class") or "").strip()
+    short = cls.rsplit(".", 1)[-1]
+    kf, pf = config.record_key_fields, config.partition_fields
+    if not short:  # our own tables before this property was honoured, and Java's defaults
+        short = "SimpleKeyGenerator" if pf else "NonpartitionedKeyGenerator"
+    if short in _NONPART:
+        if pf:
+            raise UnsupportedFeatureError(f"{cls} with partition fields {','.join(pf)}: not a valid table")
+        return KeyGen("nonpartitioned", kf, ())
+    if short in _SIMPLE:
+        if len(kf) != 1 or len(pf) > 1:
+            raise UnsupportedFeatureError(f"{cls} takes one record key field and at most one partition field; "
+                                          f"the table has keys {','.join(kf)} and partitions {','.join(pf)}")
+        return KeyGen("simple", kf, pf)
+    if short in _COMPLEX:
+        if len(kf) == 1:
+            raise UnsupportedFeatureError(
+                f"{cls} with a single record key field: Hudi 0.14/0.15 encode such keys differently by write "
+                f"path (with or without the field name, HUDI-9666), so keys written here could duplicate "
+                f"existing ones; not supported")
+        return KeyGen("complex", kf, pf)
+    raise UnsupportedFeatureError(
+        f"key generator {cls}: this release reproduces simple, non-partitioned and complex (several key "
+        f"fields) key generators only; keys made differently would duplicate the table's")
+
+
+# ------------------------------------------------------------------------ link mode
+def symlinks_allowed(config: TableConfig) -> bool:
+    return str(config.raw.get(K_EXCLUSIVE_CLEANER, "")).strip().lower() == "true"
+
+
+# ------------------------------------------------------------------------ the guard
+def check_writable(storage, config: TableConfig) -> None:
+    """Refuse, before anything is written, a table a mutating command must not touch."""
+    require_no_metadata_table(storage, config)
+    timeline_zone(config)
