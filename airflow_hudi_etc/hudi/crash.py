@@ -21,6 +21,7 @@ POINTS = (
     "schedule.before-plan",
     "schedule.after-aux-plan",
     "execute.after-inflight",
+    "execute.mid-base-file",
     "execute.after-base-file",
     "execute.after-split-log",
     "execute.after-link",
