@@ -721,7 +721,8 @@ def _execute(path: str | Storage, *, instant: str | None, engine, storage_option
     # one execution of a plan at a time: another one's live heartbeat is a typed conflict (an
     # inflight plan is a crashed run's only once its heartbeat expired)
     hb = held.enter_context(heartbeat.hold(storage, instant, what="compaction execution"))
-    heartbeat.remove_stale_temp_files(storage, [META_DIR, *sorted({op.partition for op in plan.operations})])
+    heartbeat.remove_stale_temp_files(storage, [META_DIR, *sorted({op.partition for op in plan.operations})],
+                                      own=instant)
     if insts[0].state is State.INFLIGHT:
         rollback(storage, instant=instant)
     inflight = Instant(instant, Action.COMPACTION, State.INFLIGHT)
@@ -902,7 +903,7 @@ def _rollback_execution(storage: Storage, instant: str, plan: CompactionPlan) ->
                                        after_delete=lambda: crashpoint("rollback.after-file-removed"))
     crashpoint("rollback.before-inflight-removed")
     markers.remove_markers(storage, instant)
-    heartbeat.remove_stale_temp_files(storage, sorted(files))
+    heartbeat.remove_stale_temp_files(storage, sorted(files), own=instant)
     storage.delete(Instant(instant, Action.COMPACTION, State.INFLIGHT).path())
     return {"instant": instant, "status": "requested", "files_removed": removed, "rollback_instant": rb}
 

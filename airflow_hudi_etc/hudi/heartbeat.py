@@ -287,15 +287,18 @@ def held_here(storage: Storage, instant: str) -> bool:
 
 
 # ------------------------------------------------------------------ stale temp files
-def remove_stale_temp_files(storage: Storage, folders, cfg: HeartbeatSettings | None = None) -> list[str]:
+def remove_stale_temp_files(storage: Storage, folders, *, own: str | None = None,
+                            cfg: HeartbeatSettings | None = None) -> list[str]:
     """Remove the temp files that crashed operations left in ``folders`` (table-relative): those
     whose owner instant's heartbeat is not alive; those without an owner (or of the older naming)
-    once older than the heartbeat tolerance. Returns what was removed."""
+    once older than the heartbeat tolerance. ``own``: the instant whose heartbeat the caller has
+    just acquired, before starting its work: temp files of that instant are a dead earlier
+    run's. Returns what was removed."""
     if not storage.is_local:
         return []
     cfg = cfg or table_settings(storage)
     now = time.time()
-    alive: dict[str, bool] = {}
+    alive: dict[str, bool] = {own: False} if own else {}
     removed = []
     for d in dict.fromkeys(folders):
         for rel, owner, mtime in storage.temp_files(d):

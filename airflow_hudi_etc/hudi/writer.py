@@ -750,7 +750,7 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
         # the threshold): look those logs up too, or an update would start a duplicate
         tag_tasks += _log_tag_tasks(table, view, by_part)
         located: dict[tuple[str, str], str] = {}
-        heartbeat.remove_stale_temp_files(storage, [META_DIR, *sorted(by_part)])  # crashed writers' leftovers
+        heartbeat.remove_stale_temp_files(storage, [META_DIR, *sorted(by_part)], own=instant)  # crashed writers' leftovers
         for part, fid, found in engine.map(tag_task, tag_tasks):
             for k in found:
                 located[(part, k)] = fid
