@@ -57,6 +57,7 @@ CASES = [
     ("schedule.before-plan", 1, "schedule", "rerun"),
     ("schedule.after-aux-plan", 1, "schedule", "rerun"),
     ("execute.after-inflight", 1, "execute", "rerun"),
+    ("execute.mid-base-file", 1, "execute", "rerun"),
     ("execute.after-base-file", 1, "execute", "rerun"),
     ("execute.after-base-file", 2, "execute", "rollback"),
     ("execute.after-split-log", 1, "execute", "rerun"),

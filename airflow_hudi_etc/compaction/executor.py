@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..hudi.crash import crashpoint
 from ..hudi.merge import BlockDecoder, SliceMerger
 from ..hudi.schema import FILE_NAME, RECORD_KEY, event_time_millis
 from ..hudi.table import HudiTable, SliceReadSpec
@@ -70,6 +71,7 @@ def _write(table: HudiTable, rel: str, schema_json: str, file_name: str, event_t
         writer = BaseFileWriter(f, table.arrow_schema, schema_json, row_group_bytes=ROW_GROUP_BYTES)
         sink = _Sink(writer, file_name, event_time_field)
         produce(sink)
+        crashpoint("execute.mid-base-file")  # killed here: a half-written temp file stays behind
         writer.close()
         sink.out.rows = writer.rows
         sink.out.size = f.tell()

@@ -16,6 +16,7 @@ the checks pass.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import gc
 import json
@@ -30,15 +31,17 @@ from typing import Any, Mapping
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..hudi import heartbeat, markers
 from ..hudi.crash import crashpoint
 from ..hudi.rollback import rollback_with_instant
 from ..hudi.errors import InstantExistsError, InvalidInputError, InvalidTimelineError, UnsupportedFeatureError
 from ..hudi.schema import FILE_NAME, RECORD_KEY, event_time_millis
 from ..hudi.stats import iso_ms, log_event_ranges, pending_clustering, scan_event_range
-from ..hudi.storage import Storage, safe_relpath
+from ..hudi.storage import Storage, safe_relpath, temp_owner
 from ..hudi.table import HudiTable, SliceReadSpec
 from ..hudi.timeline import (
     AUX_DIR,
+    META_DIR,
     format_instant,
     Action,
     Instant,
@@ -613,6 +616,11 @@ def _create_once(storage: Storage, rel: str, data: bytes) -> None:
 
 def compact_task(t: CompactTask) -> list[dict]:
     """Merge one file group's base + selected logs into the new base; re-expose the rest."""
+    with temp_owner(t.instant):  # its temp files carry the instant: a crashed run's are known as such
+        return _compact_task(t)
+
+
+def _compact_task(t: CompactTask) -> list[dict]:
     t0 = time.monotonic()
     table = HudiTable.load(t.storage)
     op = t.op
@@ -623,6 +631,7 @@ def compact_task(t: CompactTask) -> list[dict]:
     rel = op.path(name)
     late = None
     folded: tuple[str, ...] = ()
+    markers.mark_create(t.storage, t.instant, rel)  # Java's marker, before the file
     # always a base file, even with no rows left: slice C must shadow the old base for RO reads
     if t.split_threshold_ms is None:
         folded = _committed_writer_logs(table, op, t.instant)
@@ -654,6 +663,7 @@ def compact_task(t: CompactTask) -> list[dict]:
                 raise InvalidTimelineError(f"re-exposed log {link_rel} of compaction {t.instant} is missing: "
                                            f"unschedule the plan and schedule again")
             # a plan of an earlier release: its links are made at execution
+            markers.mark_create(t.storage, t.instant, link_rel)
             if t.link_mode == "symlink":  # straight to the real file: no chains for the cleaner to follow
                 t.storage.symlink(final_target(t.storage, target_rel), link_rel)
             else:
@@ -777,6 +787,7 @@ def _write_split_log(t: CompactTask, late: pa.Table, et: str, base_name: str) ->
     late = late.set_column(late.schema.get_field_index(FILE_NAME), FILE_NAME,
                            pa.array([op.file_id] * late.num_rows, pa.string()))
     data = lf.encode_data_block(t.instant, t.schema_json, late.to_pylist())
+    markers.mark_create(t.storage, t.instant, rel)
     if t.precreated:  # replaces the empty placeholder that has held version 1 since scheduling
         if t.storage.exists(rel) and t.storage.size(rel) not in (0, len(data)):
             raise InvalidTimelineError(f"{rel} holds something other than this plan's placeholder")
@@ -817,6 +828,12 @@ def _verify_links(storage: Storage, plan: CompactionPlan) -> None:
 
 def execute(path: str | Storage, *, instant: str | None = None, engine=None,
             storage_options: Mapping[str, Any] | None = None) -> dict:
+    with contextlib.ExitStack() as held:  # the execution's heartbeat, released at its end
+        return _execute(path, instant=instant, engine=engine, storage_options=storage_options, held=held)
+
+
+def _execute(path: str | Storage, *, instant: str | None, engine, storage_options: Mapping[str, Any] | None,
+             held: contextlib.ExitStack) -> dict:
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
     t0 = time.monotonic()
     table = HudiTable.load_writable(storage)
@@ -834,6 +851,7 @@ def execute(path: str | Storage, *, instant: str | None = None, engine=None,
         raise InvalidTimelineError(f"no compaction {instant} on the timeline")
     if insts[0].is_completed:  # a retry: report the earlier result
         meta = table.commit_metadata(insts[0])
+        markers.remove_markers(storage, instant)  # a run that died right after its commit left them
         return {"instant": instant, "status": "already completed", **_metrics(meta)}
     plan = read_plan(table, instant)
     stale = _stale_plan_logs(table, plan)
@@ -850,6 +868,11 @@ def execute(path: str | Storage, *, instant: str | None = None, engine=None,
         raise UnsupportedFeatureError(f"compaction plan {instant} re-exposes logs by symlink, which "
                                       f"{storage.protocol} storage does not have: unschedule it and schedule "
                                       f"again with link mode copy (or auto)")
+    # one execution of a plan at a time: another one's live heartbeat is a typed conflict (an
+    # inflight plan is a crashed run's only once its heartbeat expired)
+    hb = held.enter_context(heartbeat.hold(storage, instant, what="compaction execution"))
+    heartbeat.remove_stale_temp_files(storage, [META_DIR, *sorted({op.partition for op in plan.operations})],
+                                      own=instant)
     if links_precreated(plan):
         _verify_links(storage, plan)
     if insts[0].state is State.INFLIGHT:
@@ -889,7 +912,10 @@ def execute(path: str | Storage, *, instant: str | None = None, engine=None,
     extra[K_EXECUTION] = f"{time.monotonic() - t0:.3f}"
     meta = commit_metadata(p2s, operation="COMPACT", schema=json.dumps(table.avro_schema, separators=(",", ":")),
                            compacted=True, extra_metadata=extra)
+    markers.verify_written(storage, instant, all_stats)  # every file the commit names is there, as written
+    hb.check()  # and this is still the one execution of the plan
     storage.create_if_absent(inflight.path(State.COMPLETED), dump_commit_metadata(meta))
+    markers.remove_markers(storage, instant)
     return {"instant": instant, "status": "completed", **_metrics(meta)}
 
 
@@ -1006,6 +1032,11 @@ def rollback(path: str | Storage, *, instant: str, storage_options: Mapping[str,
     if insts[0].is_completed:
         raise InvalidTimelineError(f"compaction {instant} is completed; it cannot be rolled back here")
     plan = read_plan(table, instant)
+    with heartbeat.hold(storage, instant, what="compaction execution"):  # not under a running execution
+        return _rollback_execution(storage, instant, plan)
+
+
+def _rollback_execution(storage: Storage, instant: str, plan: CompactionPlan) -> dict:
     files: dict[str, list[str]] = {}
     listings: dict[str, list] = {}
     for op in plan.operations:
@@ -1017,12 +1048,18 @@ def rollback(path: str | Storage, *, instant: str, storage_options: Mapping[str,
                 if name.startswith(op.file_id + "_") and name.endswith(f"_{instant}.parquet")]
         out += [rel for rel in plan_outputs(plan, op)  # not filtered by the listing: a dangling link must go too
                 if not (links_precreated(plan) and _is_placeholder(storage, rel))]
+    for rel in markers.files_to_roll_back(storage, instant, owned_only=False):  # what its markers name
+        out = files.setdefault(posixpath.dirname(rel), [])
+        if rel not in out:
+            out.append(rel)
     # recorded as a rollback instant, as Hudi does (hudi/rollback.py); then back to requested
     rb, removed = rollback_with_instant(storage, instant=instant, action=Action.COMPACTION, files=files,
                                        after_delete=lambda: crashpoint("rollback.after-file-removed"))
     if links_precreated(plan):  # the requested plan's split placeholder (and any link lost) again
         _create_links(storage, plan, plan.extra.get(K_LINK_MODE, "copy"), missing_only=True)
     crashpoint("rollback.before-inflight-removed")
+    markers.remove_markers(storage, instant)
+    heartbeat.remove_stale_temp_files(storage, sorted(files), own=instant)
     storage.delete(Instant(instant, Action.COMPACTION, State.INFLIGHT).path())
     return {"instant": instant, "status": "requested", "files_removed": removed, "rollback_instant": rb}
 

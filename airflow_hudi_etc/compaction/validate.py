@@ -131,6 +131,9 @@ def validate(path: str | Storage, *, storage_options: Mapping[str, Any] | None =
             continue
         try:
             plan = read_plan(table, ts)
+        except (FileNotFoundError, HudiEtcError):
+            continue  # reported above as a broken plan
+        try:
             if links_precreated(plan):
                 _verify_links(storage, plan)
         except (FileNotFoundError, HudiEtcError) as e:

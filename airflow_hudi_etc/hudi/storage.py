@@ -45,6 +45,7 @@ other processes' instants.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import posixpath
 import tempfile
@@ -57,6 +58,37 @@ import fsspec
 from .errors import InstantExistsError, InvalidInputError, UnsafePathError, UnsupportedFeatureError
 
 _TMP_PREFIX = ".hudi-etc-tmp-"
+#: temp files end so: no reader takes them for a base file (``*.parquet``) or a log file
+#: (``.<id>_<instant>.log.<n>...``), whatever is beside them (hudi-rs refuses a ``*.parquet``
+#: it cannot parse, and Java's log pattern would match a dot-name holding the target's name)
+_TMP_SUFFIX = ".tmp"
+#: the instant of the operation making temp files (see :func:`temp_owner`): in their names, so
+#: that a later run can tell a dead operation's leftovers from a live one's files in progress
+_TEMP_OWNER: contextvars.ContextVar[str] = contextvars.ContextVar("hudi_etc_temp_owner", default="")
+
+
+@contextlib.contextmanager
+def temp_owner(instant: str | None) -> Iterator[None]:
+    """Temp files made in this block carry ``instant`` in their names (only digits are kept)."""
+    tok = _TEMP_OWNER.set("".join(c for c in str(instant or "") if c.isdigit())[:20])
+    try:
+        yield
+    finally:
+        _TEMP_OWNER.reset(tok)
+
+
+def temp_file_owner(name: str) -> str | None:
+    """The owner instant of a temp file name made by :meth:`Storage._tmp_name` ("" when it has
+    none); None for a name of the older layout (``.hudi-etc-tmp-<hex>-<target name>``), which
+    carries no owner, or for a name that is no temp file."""
+    if not name.startswith(_TMP_PREFIX) or not name.endswith(_TMP_SUFFIX):
+        return None
+    mid = name[len(_TMP_PREFIX):-len(_TMP_SUFFIX)]
+    owner, sep, hexpart = mid.rpartition("-")
+    if not sep or not (len(hexpart) == 32 and all(c in "0123456789abcdef" for c in hexpart)):
+        return None
+    owner = owner[1:] if owner.startswith("i") else owner
+    return owner if owner.isdigit() or owner == "" else None
 
 #: fsspec protocols whose conditional create is atomic (``If-None-Match: *`` on PutObject)
 _CONDITIONAL_PUT_PROTOCOLS = frozenset({"s3", "s3a"})
@@ -475,9 +507,66 @@ class Storage:
             self.fs.makedirs(p, exist_ok=True)
 
     def _tmp_name(self, rel: str) -> str:
-        d, n = posixpath.split(safe_relpath(rel))
-        tmp = f"{_TMP_PREFIX}{uuid.uuid4().hex}-{n}"
+        """``.hudi-etc-tmp-i<owner instant>-<hex>.tmp`` beside ``rel``: a dot-name without the
+        target's name, ending in ``.tmp`` (see ``_TMP_SUFFIX``)."""
+        d = posixpath.dirname(safe_relpath(rel))
+        tmp = f"{_TMP_PREFIX}i{_TEMP_OWNER.get()}-{uuid.uuid4().hex}{_TMP_SUFFIX}"
         return posixpath.join(d, tmp) if d else tmp
+
+    def temp_files(self, rel_dir: str = "") -> list[tuple[str, str | None, float]]:
+        """Temp files directly in a folder: (table-relative path, owner instant as
+        :func:`temp_file_owner` gives it, modification time). Local storage only (elsewhere no
+        temp file is ever made in the table)."""
+        if not self.is_local:
+            return []
+        rel_dir = safe_relpath(rel_dir)
+        out = []
+        for name in self.list_entry_names(rel_dir, include_temp=True):
+            if not name.startswith(_TMP_PREFIX):
+                continue
+            rel = posixpath.join(rel_dir, name) if rel_dir else name
+            try:
+                mtime = os.lstat(self.full(rel)).st_mtime
+            except FileNotFoundError:
+                continue
+            out.append((rel, temp_file_owner(name), mtime))
+        return out
+
+    def mtime(self, rel: str) -> float | None:
+        """Modification time (seconds since the epoch) of a file, None when it is missing."""
+        p = self.full(rel)
+        if self.is_local:
+            try:
+                return os.stat(p).st_mtime
+            except FileNotFoundError:
+                return None
+        try:
+            info = self.fs.info(p)
+        except FileNotFoundError:
+            return None
+        m = info.get("LastModified") or info.get("mtime") or info.get("last_modified") or info.get("created")
+        if m is None:
+            return None
+        if hasattr(m, "timestamp"):
+            return m.timestamp()
+        return float(m)
+
+    def touch(self, rel: str) -> bool:
+        """Set a local file's modification time to now (False: it is gone). Object stores: the
+        object is written again with its own bytes (its LastModified moves)."""
+        p = self.full(rel)
+        if self.is_local:
+            try:
+                os.utime(p)
+                return True
+            except FileNotFoundError:
+                return False
+        try:
+            data = self.read_bytes(rel)
+        except FileNotFoundError:
+            return False
+        self._put_object(p, data, if_absent=False)
+        return True
 
     def _write_local_tmp(self, rel: str, data: bytes) -> tuple[str, str]:
         """Write ``data`` durably to a temp file beside ``rel``; return (target, temp) paths."""

@@ -23,6 +23,7 @@ accepts it when the bytes are identical.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import io
 import json
@@ -40,7 +41,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from . import bloom as bloom_mod
+from . import heartbeat
 from . import logformat as lf
+from . import markers
 from .crash import crashpoint
 from .rollback import rollback_with_instant
 from .coexistence import KeyGen, key_generator
@@ -74,7 +77,7 @@ from .schema import (
     normalize_input,
     with_meta_fields,
 )
-from .storage import Storage, safe_relpath
+from .storage import Storage, temp_owner
 from .table import HudiTable
 from .timeline import (
     META_DIR,
@@ -549,7 +552,8 @@ def write_unit(unit: WriteUnit) -> dict:
         data = encode_base_file(unit, rows)
     else:
         data = encode_log_file(unit, rows)
-    _put_file(unit.storage, unit.path, data)
+    with temp_owner(unit.instant):  # a crashed task's temp file is known by its instant
+        _put_file(unit.storage, unit.path, data)
     n = rows.num_rows
     is_log = unit.kind != "insert"
     stat = write_stat(
@@ -594,71 +598,62 @@ class WriteResult:
 def rollback_failed_writes(storage: Storage, timeline: Timeline | None = None) -> list[str]:
     """Remove pending deltacommits left by crashed writers: their marked files, then the instant.
 
-    Files are found through the markers ``.hoodie/.temp/<t>/<file>.marker.*`` the writer
-    creates before each data file. Hudi's eager failed-writes policy does the same on start.
+    Files are found through the markers ``.hoodie/.temp/<t>/<partition>/<name>.marker.*`` the
+    writer creates before each data file (hudi/markers.py). A pending deltacommit whose heartbeat
+    is alive belongs to a running writer: single-writer rule, a typed ``conflict`` (Hudi's lazy
+    policy likewise leaves instants with a live heartbeat alone).
     """
     timeline = timeline or Timeline.load(storage)
     done = []
     for inst in timeline.pending_writes:
         if inst.action is not Action.DELTA_COMMIT:
             continue
+        markers.check_markers(storage, inst.timestamp)  # a planted marker is refused before anything
+        _refuse_live_write(storage, inst.timestamp)
         _remove_instant_files(storage, inst.timestamp, record=True)
         done.append(inst.timestamp)
     return done
 
 
+def _refuse_live_write(storage: Storage, instant: str) -> None:
+    if heartbeat.is_alive(storage, instant):
+        raise InstantExistsError(f"conflict: write {instant} is running (its heartbeat is alive): one writer at a "
+                                 f"time; nothing was written, try again after it ends")
+
+
 def rollback_write(storage: Storage, instant: str) -> int:
     """Roll back one pending deltacommit (a crashed writer's): its marked files, then the instant.
-    Returns how many data files were removed. Completed instants are refused."""
+    Returns how many data files were removed. Completed instants, and running writes (live
+    heartbeat: a typed ``conflict``), are refused."""
     if storage.exists(Instant(instant, Action.DELTA_COMMIT, State.COMPLETED).path()):
         raise InvalidTimelineError(f"deltacommit {instant} is completed; it cannot be rolled back here")
+    markers.check_markers(storage, instant)
+    _refuse_live_write(storage, instant)
     return _remove_instant_files(storage, instant, record=True)
 
 
-def _marker_dir(instant: str) -> str:
-    return f"{TEMP_DIR}/{instant}"
-
-
-def _write_marker(storage: Storage, instant: str, rel_path: str, kind: str) -> None:
-    name = rel_path.replace("/", "%2F")
-    try:
-        storage.create_if_absent(f"{_marker_dir(instant)}/{name}.marker.{kind}", b"")
-    except InstantExistsError:
-        pass
-
-
-def _marked_file(instant: str, marker_name: str) -> str | None:
-    """The data file a marker names (None: it names none, e.g. Java's timeline-server ``MARKERS*``
-    files). A marker is a file anyone with write access could plant: one that points outside the
-    table or into ``.hoodie`` is refused, and only base/log file names are ever deleted."""
-    rel = safe_relpath(marker_name.rsplit(".marker.", 1)[0].replace("%2F", "/"))
-    if rel.split("/")[0] == META_DIR:
-        raise UnsafePathError(f"marker {marker_name!r} of {instant} names a table metadata file")
-    name = posixpath.basename(rel)
-    if parse_base_file_name(name) is None and lf.parse_log_file_name(name) is None:
-        return None
-    return rel
-
-
-def _remove_instant_files(storage: Storage, instant: str, *, record: bool = False) -> int:
-    """Delete a failed deltacommit's marked files, its markers, then its timeline files.
+def _remove_instant_files(storage: Storage, instant: str, *, record: bool = False,
+                          also: Iterable[str] = ()) -> int:
+    """Delete a failed deltacommit's marked files (only those it wrote itself), its markers,
+    then its timeline files and its heartbeat.
 
     ``record``: under a rollback instant (hudi/rollback.py), as Hudi does for a crashed writer's
-    instant; a batch that fails in this process undoes itself without one."""
-    markers = storage.list(_marker_dir(instant))
-    targets = [_marked_file(instant, m.name) for m in markers]  # all checked before any delete
+    instant; a batch that fails in this process undoes itself without one. ``also``: more files
+    to delete when ``instant`` wrote them (a failing batch's planned files)."""
+    targets = markers.files_to_roll_back(storage, instant)  # all checked before any delete
+    targets += [rel for rel in also if rel not in targets and markers.written_by(storage, rel, instant)]
     if record:
         files: dict[str, list[str]] = {}
         for rel in targets:
-            if rel is not None:
-                files.setdefault(posixpath.dirname(rel), []).append(rel)
+            files.setdefault(posixpath.dirname(rel), []).append(rel)
         _, removed = rollback_with_instant(storage, instant=instant, action=Action.DELTA_COMMIT, files=files)
     else:
-        removed = sum(bool(storage.delete(rel)) for rel in targets if rel is not None)
-    for m in markers:
-        storage.delete(m.path)
+        removed = sum(bool(storage.delete(rel)) for rel in targets)
+    markers.remove_markers(storage, instant)
     for state in (State.INFLIGHT, State.REQUESTED):
         storage.delete(Instant(instant, Action.DELTA_COMMIT, state).path())
+    if record:
+        heartbeat.delete(storage, instant)  # the dead writer's (a live one was refused above)
     return removed
 
 
@@ -717,9 +712,9 @@ def write_batch(
     rolled_back: list[str] = []  # by any attempt
     for _ in range(PLAN_CHANGE_RETRIES):
         try:
-            return _write_batch_once(storage, batch, operation=operation, engine=engine, options=options,
-                                     now=now, t_start=t_start,
-                                     rolled_back=rolled_back)
+            with contextlib.ExitStack() as held:  # the attempt's heartbeat, released at its end
+                return _write_batch_once(storage, batch, operation=operation, engine=engine, options=options,
+                                         now=now, t_start=t_start, rolled_back=rolled_back, held=held)
         except _PlansChanged:
             continue
     raise InstantExistsError(f"conflict: compaction plans changed during each of {PLAN_CHANGE_RETRIES} attempts "
@@ -727,7 +722,7 @@ def write_batch(
 
 
 def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engine, options: WriteOptions,
-                      now, t_start: float, rolled_back: list[str]) -> WriteResult:
+                      now, t_start: float, rolled_back: list[str], held: contextlib.ExitStack) -> WriteResult:
     table = HudiTable.load_writable(storage)
     cfg = table.config
     if options.rollback_failed_writes and table.timeline.pending_writes:
@@ -754,10 +749,12 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
 
     instant = next_instant_time(table.timeline, now, zone=table.timeline_zone)
     requested = Instant(instant, Action.DELTA_COMMIT, State.REQUESTED)
+    hb = held.enter_context(heartbeat.hold(storage, instant, what="write"))  # before the instant is visible
     storage.create_if_absent(requested.path(), b"")
     crashpoint("write.after-requested")
     planned: list[WriteUnit] = []
     try:
+        _single_writer_check(storage, instant)
         view = table.file_system_view()
         # ---- tag
         by_part: dict[str, list[str]] = defaultdict(list)
@@ -772,6 +769,7 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
         # the threshold): look those logs up too, or an update would start a duplicate
         tag_tasks += _log_tag_tasks(table, view, by_part)
         located: dict[tuple[str, str], str] = {}
+        heartbeat.remove_stale_temp_files(storage, [META_DIR, *sorted(by_part)], own=instant)  # crashed writers' leftovers
         for part, fid, found in engine.map(tag_task, tag_tasks):
             for k in found:
                 located[(part, k)] = fid
@@ -828,8 +826,12 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
         )
         storage.create_if_absent(requested.path(State.INFLIGHT), dump_commit_metadata(inflight))
         crashpoint("write.after-inflight")
-        for u in planned:
-            _write_marker(storage, instant, u.path, "CREATE" if u.kind == "insert" else "APPEND")
+        for u in planned:  # Java's DIRECT markers (hudi/markers.py), each before its file
+            if u.kind == "insert":
+                markers.mark_create(storage, instant, u.path)
+            else:
+                markers.mark_append(storage, instant, u.partition, u.file_id,
+                                    lf.parse_log_file_name(u.file_name).write_token, u.base_instant)
         stats = engine.map(write_unit, planned)
         for part in sorted({u.partition for u in planned}):
             if part:
@@ -841,12 +843,12 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
         crashpoint("write.before-commit")
         if Timeline.load(storage).pending_compaction_times != table.timeline.pending_compaction_times:
             raise _PlansChanged()
+        hb.check()  # still this writer's instant (no other process judged it dead meanwhile)
         storage.create_if_absent(requested.path(State.COMPLETED), dump_commit_metadata(meta))
     except BaseException:
         _abort(storage, instant, planned)
         raise
-    for m in storage.list(_marker_dir(instant)):
-        storage.delete(m.path)
+    markers.remove_markers(storage, instant)
     return WriteResult(
         instant=instant,
         operation=operation,
@@ -883,13 +885,21 @@ def _check_types(batch: pa.Table, schema: pa.Schema) -> None:
         raise InvalidInputError(f"column {f.name!r} is {got} in the input but {f.type} in the table")
 
 
+def _single_writer_check(storage: Storage, instant: str) -> None:
+    """Single-writer rule, checked once this write's instant is visible: another write's pending
+    instant before it, with a live heartbeat, is a running writer (typed ``conflict``). Of two
+    writers starting together the later instant gives way; the earlier one proceeds."""
+    for other in Timeline.load(storage).pending_writes:
+        if other.action is Action.DELTA_COMMIT and other.timestamp < instant:
+            _refuse_live_write(storage, other.timestamp)
+
+
 def _abort(storage: Storage, instant: str, planned: Iterable[WriteUnit]) -> None:
-    """Undo a failed batch: planned files, markers, then the instant's timeline files."""
+    """Undo a failed batch: the files it wrote itself (another writer may have made a file of
+    the same name), markers, then the instant's timeline files."""
     if storage.exists(Instant(instant, Action.DELTA_COMMIT, State.COMPLETED).path()):
         return  # committed after all: nothing to undo
-    for u in planned:
-        storage.delete(u.path)
-    _remove_instant_files(storage, instant)
+    _remove_instant_files(storage, instant, also=[u.path for u in planned])
 
 
 def _group(table: pa.Table, cols: list[str]):
