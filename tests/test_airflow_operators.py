@@ -327,3 +327,40 @@ def test_on_kill_ends_spark_submit_and_the_pyspark_driver(tmp_path):
                 pass
     assert not worker.is_alive()
     assert failure and "Cannot execute" in str(failure[0])
+
+
+# ------------------------------------------------------------------------------ retry or fail fast (real spark-submit)
+JOB_ERROR = """
+import json, sys
+args = sys.argv[1:]
+result = args[args.index("--result-file") + 1]
+code = args[-1]  # the test passes the error code as the table name
+with open(result, "w") as f:
+    json.dump({"error": {"code": code, "type": {"conflict": "InstantExistsError",
+                                               "table_not_found": "TableNotFoundError"}[code],
+                         "message": "reported by the job"}}, f)
+sys.exit(2)
+"""
+
+
+@pytest.mark.spark
+def test_job_errors_retry_or_fail_fast_in_a_dag_run(tmp_path, table):
+    """A job reporting ``conflict`` (another writer) is retried; one reporting ``table_not_found``
+    fails at once, retries notwithstanding. Real spark-submit runs a job that reports the error
+    as jobs.py does (the error envelope in the result file, exit status 2)."""
+    from airflow.sdk import DAG
+
+    app = tmp_path / "job_error.py"
+    app.write_text(JOB_ERROR)
+    with DAG("hudi_etc_test_retry", schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+             params={"code": "conflict"}) as dag:
+        SyncEventTimeThresholdOperator(task_id="sync", table_path=str(table), table="{{ params.code }}",
+                                       application=str(app), conn_id="spark_default",
+                                       conf={"spark.ui.enabled": "false"}, retries=1, retry_delay=0)
+    airflow_env.register(dag)
+    dr = dag.test()
+    [ti] = dr.get_task_instances()
+    assert (str(ti.state), ti.try_number) == ("failed", 2)  # tried twice
+    dr = dag.test(run_conf={"code": "table_not_found"})
+    [ti] = dr.get_task_instances()
+    assert (str(ti.state), ti.try_number) == ("failed", 1)  # not retried

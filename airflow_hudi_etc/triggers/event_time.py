@@ -151,6 +151,7 @@ class EventTimeThresholdTrigger(BaseEventTrigger):
         self.hudi_conn_id = hudi_conn_id
         #: reads made so far by :meth:`run`
         self.polls = 0
+        self._last_error: str | None = None
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (
@@ -190,9 +191,13 @@ class EventTimeThresholdTrigger(BaseEventTrigger):
                 options = await _storage_options(self.hudi_conn_id)
             pub = await asyncio.to_thread(_published, self.table_path, options)
         except Exception as e:
-            self.log.warning("table %s: threshold not readable (%s: %s); next try in %s s", self.table_path,
-                             type(e).__name__, e, self.poll_interval)
+            said = f"{type(e).__name__}: {e}"
+            if said != self._last_error:  # once per distinct error, not once per poll
+                self.log.warning("table %s: threshold not readable (%s); trying again every %s s",
+                                 self.table_path, said, self.poll_interval)
+            self._last_error = said
             return None, options
+        self._last_error = None
         self.polls += 1
         return pub, options
 
