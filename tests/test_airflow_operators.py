@@ -202,6 +202,18 @@ def test_hook_storage_options_from_a_hudi_connection_never_logged(table, monkeyp
     assert local.last_threshold(str(table)) == {"threshold_ms": None, "threshold": None, "instant": None}
 
 
+def test_hook_default_connection_may_be_absent_others_may_not(table):
+    from airflow.sdk.exceptions import AirflowNotFoundException
+
+    from airflow_hudi_etc.hooks.hudi import HudiTableHook
+
+    hook = HudiTableHook()  # hudi_default, not defined here: the filesystem's defaults
+    assert (hook.hudi_conn_id, hook.get_storage_options()) == ("hudi_default", {})
+    assert hook.check(str(table), threshold_ms=at.THRESHOLD_MS)["state"] == "ready"
+    with pytest.raises(AirflowNotFoundException):
+        HudiTableHook("hudi_etc_no_such_connection").get_storage_options()
+
+
 def test_provider_is_registered():
     from airflow.providers_manager import ProvidersManager
 
