@@ -270,3 +270,22 @@ def test_reschedule_mode_in_a_dag_run(table):
     x = airflow_env.xcom(dr, "wait")
     assert (x["state"], x["threshold_ms"], x["last_threshold_ms"]) == ("ready", at.THRESHOLD_MS, OTHER_MS)
     assert airflow_env.reschedules(dr, "wait") == 1
+
+
+def test_nightly_dag_alerts_on_its_own_sensor_timeout(table, tmp_path, monkeypatch):
+    """The nightly DAG's sensor (reschedule mode) times out while another plan blocks the table:
+    the task fails without retry and the alert line is written; nothing downstream runs."""
+    schedule(str(table), data_latency=at.LATENCY, compaction_time=OTHER_TIME)
+    alerts = tmp_path / "alerts.jsonl"
+    monkeypatch.setenv("HUDI_ETC_ALERT_FILE", str(alerts))
+    dag = airflow_env.example_dag("hudi_etc_nightly")
+    wait = dag.get_task("compaction.wait")
+    wait.timeout, wait.poke_interval = 0.5, 0.1
+    dr = dag.test(logical_date=pendulum.datetime(2026, 1, 2, tz="UTC"), run_conf={"table_path": str(table)})
+    assert str(dr.state) == "failed"
+    assert ti_states(dr) == {"compaction.wait": "failed", "compaction.schedule": "upstream_failed",
+                             "compaction.execute": "upstream_failed", "compaction.sync": "upstream_failed"}
+    [a] = [json.loads(x) for x in alerts.read_text().splitlines()]
+    assert (a["dag_id"], a["task_id"], a["exception_type"], a["state"]) == (
+        "hudi_etc_nightly", "compaction.wait", "AirflowSensorTimeout", "failed")
+    assert a["message"] == f"hudi_etc_nightly.compaction.wait failed in run {dr.run_id}"
