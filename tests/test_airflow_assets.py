@@ -8,7 +8,6 @@ from __future__ import annotations
 import airflow_env  # noqa: F401  (configures Airflow before it is imported)
 
 import asyncio
-import json
 import subprocess
 import sys
 import tomllib
