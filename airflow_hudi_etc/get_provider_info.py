@@ -7,6 +7,9 @@ operators, Spark or the Hudi layer.
 from __future__ import annotations
 
 INTEGRATION = "Apache Hudi (event-time compaction)"
+#: as airflow_hudi_etc.assets.ASSET_SCHEMES (kept literal: provider discovery imports nothing)
+ASSET_SCHEMES = ["hudi-etc+file", "hudi-etc+s3", "hudi-etc+s3a", "hudi-etc+s3n", "hudi-etc+gs", "hudi-etc+gcs",
+                 "hudi-etc+abfs", "hudi-etc+abfss", "hudi-etc+hdfs", "hudi-etc+memory"]
 
 
 def get_provider_info() -> dict:
@@ -17,7 +20,8 @@ def get_provider_info() -> dict:
             "Event-time freshness guarantee for Apache Hudi Merge-On-Read read-optimized views: "
             "a sensor and a deferrable trigger that wait for an event-time compaction window, operators that schedule, "
             "execute, roll back event-time compactions through spark-submit and publish the "
-            "threshold in the Hive metastore."
+            "threshold in the Hive metastore; an Airflow asset per table (URI scheme hudi-etc+<storage>) "
+            "with an event each time its read-optimized view gets fresher, and an event trigger for AssetWatcher."
         ),
         "integrations": [
             {
@@ -31,6 +35,14 @@ def get_provider_info() -> dict:
         "triggers": [{"integration-name": INTEGRATION, "python-modules": ["airflow_hudi_etc.triggers.event_time"]}],
         "operators": [{"integration-name": INTEGRATION, "python-modules": ["airflow_hudi_etc.operators.compaction"]}],
         "notifications": ["airflow_hudi_etc.notifications.jsonl.JsonLinesNotifier"],
+        "asset-uris": [
+            {
+                "schemes": ASSET_SCHEMES,
+                "handler": "airflow_hudi_etc.assets.sanitize_uri",
+                "factory": "airflow_hudi_etc.assets.create_asset",
+                "to_openlineage_converter": "airflow_hudi_etc.assets.convert_asset_to_openlineage",
+            }
+        ],
         "connection-types": [
             {
                 "connection-type": "hudi",

@@ -112,8 +112,6 @@ def airflow_env() -> dict[str, str]:
         "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "example_dags"),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW_CONN_SPARK_DEFAULT": '{"conn_type": "spark", "host": "local[*]"}',
-        "HUDI_ETC_TABLE_PATH": str(TABLE),
-        "HUDI_ETC_METASTORE_DIR": str(DEMO / "metastore"),
         "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
         "PYSPARK_PYTHON": sys.executable,
         "SPARK_LOCAL_IP": "127.0.0.1",
@@ -171,7 +169,8 @@ def airflow_part(written: list[dict]) -> None:
     print(f"before compaction: RO lacks the required version of {len(missing)} of {covered} keys "
           f"(event time <= 2026-01-01T22:00Z)")
     airflow("db", "migrate", log=DEMO / "airflow-db-migrate.log")
-    airflow("dags", "test", "hudi_etc_nightly", RUN_DAY, log=DEMO / "airflow-dags-test.log")
+    conf = json.dumps({"table_path": str(TABLE), "metastore_dir": str(DEMO / "metastore")})  # the DAG's params
+    airflow("dags", "test", "hudi_etc_nightly", RUN_DAY, "-c", conf, log=DEMO / "airflow-dags-test.log")
     cat = read_catalog()
     props = cat["ro_props"]
     th_ms = int(props["hoodie.eventtime.threshold.ms"])

@@ -73,8 +73,10 @@ def register(dag) -> None:
     """Serialize a DAG built inside a test so that ``dag.test()`` can run it (it must be known to
     the metadata DB, as if it lived in the DAG folder)."""
     migrate()
+    from airflow.dag_processing.bundles.manager import DagBundlesManager
     from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
 
+    DagBundlesManager().sync_bundles_to_db()  # the DAG row refers to its bundle's row
     empty = tempfile.mkdtemp(prefix="hudi-etc-dags-")
     bag = DagBag(dag_folder=empty)
     bag.bag_dag(dag)

@@ -6,10 +6,12 @@ catalog. One scenario (the JVM starts are the cost: 6 of them, about 100 s on 2 
    driver) → one alert line, the rollback task undoes it, the run fails, readers see nothing;
 2. ``hudi_etc_nightly`` for the same day: the sensor recognises the plan as its own, schedule
    reuses it without Spark, execute commits it, the threshold is published in the catalog; RO
-   then holds every record's last version with event time ≤ threshold (hudi-rs);
+   then holds every record's last version with event time ≤ threshold (hudi-rs); the asset event
+   carries the threshold and the downstream ``hudi_etc_ro_consumer`` runs on it;
 3. a separate Spark job reads the catalog back, moves the threshold ahead, and a sync must not
    move it back;
-4. ``hudi_etc_nightly`` for the day before (a backfill): covered, nothing submitted.
+4. ``hudi_etc_nightly`` for the day before (a backfill): covered, nothing submitted, execute
+   skipped (no asset event).
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ import pendulum
 import pytest
 
 import airflow_table as at
+from airflow_hudi_etc.assets import asset_uri
 from oracle import hudi_rs_read
+from test_airflow_assets import asset_events
 
 DAY = pendulum.datetime(2026, 1, 2, tz="UTC")
 DATA = ["trip_id", "region", "fare", "event_time", "updated_at"]
@@ -61,16 +65,17 @@ def test_alerting_then_nightly_then_backfill(tmp_path, monkeypatch):
     batches = at.build(table)
     snapshot0, ro0 = by_key(table), by_key(table, ro=True)
     assert len(at.ro_violations(table, batches, at.THRESHOLD_MS)) == 30  # RO is stale before compaction
-    for k, v in {"HUDI_ETC_TABLE_PATH": str(table), "HUDI_ETC_METASTORE_DIR": str(metastore),
-                 "HUDI_ETC_DATABASE": "hudi_etc_test", "HUDI_ETC_CATALOG_TABLE": "trips",
-                 "HUDI_ETC_ALERT_FILE": str(alerts), "HUDI_ETC_SENSOR_TIMEOUT": "60",
-                 "HUDI_ETC_POLL_INTERVAL": "1",
-                 "AIRFLOW_CONN_SPARK_DEFAULT": '{"conn_type": "spark", "host": "local[2]"}'}.items():
-        monkeypatch.setenv(k, v)
+    # settings: the DAGs' params (run conf), nothing at parse time
+    conf = {"table_path": str(table), "data_latency": at.LATENCY}
+    nightly_conf = {**conf, "metastore_dir": str(metastore), "database": "hudi_etc_test", "catalog_table": "trips"}
+    monkeypatch.setenv("HUDI_ETC_ALERT_FILE", str(alerts))  # read when an alert fires
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", '{"conn_type": "spark", "host": "local[2]"}')
+    alerting = airflow_env.example_dag("hudi_etc_alerting")
+    alerting.get_task("wait_for_compaction_window").poll_interval = 1
 
     # 1. the execution dies in the Spark driver after writing its files, before the commit
     monkeypatch.setenv("HUDI_ETC_CRASH_AT", "execute.before-commit")
-    dr = airflow_env.example_dag("hudi_etc_alerting").test(logical_date=DAY)
+    dr = alerting.test(logical_date=DAY, run_conf=conf)
     monkeypatch.delenv("HUDI_ETC_CRASH_AT")
     assert states(dr) == {"wait_for_compaction_window": "success", "schedule_compaction": "success",
                           "execute_compaction": "failed", "rollback_failed_execution": "success",
@@ -96,24 +101,36 @@ def test_alerting_then_nightly_then_backfill(tmp_path, monkeypatch):
     assert "Error code is: 86" in alert["exception"]  # the crash point's exit status
 
     # 2. the nightly run of the same day finishes the job
-    dr = airflow_env.example_dag("hudi_etc_nightly").test(logical_date=DAY)
+    dr = airflow_env.example_dag("hudi_etc_nightly").test(logical_date=DAY, run_conf=nightly_conf)
     assert str(dr.state) == "success", states(dr)
-    wait = airflow_env.xcom(dr, "wait_for_compaction_window")
+    wait = airflow_env.xcom(dr, "compaction.wait")
     assert (wait["state"], wait["pending_plan"], wait["threshold_ms"]) == ("resume", instant, at.THRESHOLD_MS)
-    sched = airflow_env.xcom(dr, "schedule_compaction")
+    sched = airflow_env.xcom(dr, "compaction.schedule")
     assert (sched["instant"], sched["reused"], sched["spark_submitted"]) == (instant, True, False)
-    done = airflow_env.xcom(dr, "execute_compaction")
+    done = airflow_env.xcom(dr, "compaction.execute")
     assert (done["instant"], done["status"], done["threshold_ms"], done["engine"]) == (
         instant, "completed", at.THRESHOLD_MS, "spark")
     assert (done["logs_compacted"], done["remaining_log_files"]) == (8, 2)
-    assert done["instant_source"] == "XCom of schedule_compaction"
+    assert done["instant_source"] == "XCom of compaction.schedule"
     assert at.ro_violations(table, batches, at.THRESHOLD_MS) == []
     assert by_key(table) == snapshot0  # compaction never changes the snapshot
-    sync = airflow_env.xcom(dr, "sync_catalog")
+    sync = airflow_env.xcom(dr, "compaction.sync")
     assert (sync["status"], sync["threshold_ms"], sync["threshold"], sync["instant"]) == (
         "updated", at.THRESHOLD_MS, at.THRESHOLD_ISO, instant)
     assert sorted(sync["registered"]) == ["trips_ro", "trips_rt"]
     assert (metastore / "metastore_db").is_dir() and (metastore / "derby.log").is_file()
+    # the asset event (through the alias, on the table's asset) carries the threshold ...
+    uri = asset_uri(str(table))
+    assert done["asset_events"] == [uri]
+    [event] = asset_events(uri)
+    assert (event["threshold_ms"], event["threshold"], event["instant"], event["table_path"]) == (
+        at.THRESHOLD_MS, at.THRESHOLD_ISO, instant, str(table))
+    # ... and the downstream DAG runs on it
+    dr = airflow_env.example_dag("hudi_etc_ro_consumer").test()
+    assert str(dr.state) == "success", states(dr)
+    assert airflow_env.xcom(dr, "use_fresh_ro_view") == {
+        "table_path": str(table), "threshold": at.THRESHOLD_ISO, "threshold_ms": at.THRESHOLD_MS,
+        "instant": instant, "published_threshold_ms": at.THRESHOLD_MS}
 
     # 3. read the catalog back with another Spark job; then a later value must survive a sync
     ahead = at.THRESHOLD_MS + 3_600_000
@@ -132,14 +149,17 @@ def test_alerting_then_nightly_then_backfill(tmp_path, monkeypatch):
         "unchanged", "catalog ahead", ahead)
     assert got["ro_props_after"]["hoodie.eventtime.threshold.ms"] == str(ahead)
 
-    # 4. a backfill run for the day before: covered, nothing to submit
-    dr = airflow_env.example_dag("hudi_etc_nightly").test(logical_date=DAY.subtract(days=1),
-                                                          mark_success_pattern="sync_catalog")
+    # 4. a backfill run for the day before: covered, nothing to submit, execute skipped
+    dr = airflow_env.example_dag("hudi_etc_nightly").test(logical_date=DAY.subtract(days=1), run_conf=nightly_conf,
+                                                          mark_success_pattern="sync")
     assert str(dr.state) == "success", states(dr)
-    wait = airflow_env.xcom(dr, "wait_for_compaction_window")
+    wait = airflow_env.xcom(dr, "compaction.wait")
     assert (wait["state"], wait["covered"], wait["last_compaction_instant"]) == ("covered", True, instant)
     assert wait["threshold_ms"] == at.THRESHOLD_MS - 86_400_000
-    sched = airflow_env.xcom(dr, "schedule_compaction")
+    sched = airflow_env.xcom(dr, "compaction.schedule")
     assert (sched["instant"], sched["covered"], sched["spark_submitted"]) == (None, True, False)
-    assert airflow_env.xcom(dr, "execute_compaction")["status"] == "nothing to execute"
+    assert states(dr)["compaction.execute"] == "skipped"
+    assert airflow_env.xcom(dr, "compaction.execute")["status"] == "nothing to execute"
     assert len(list((table / ".hoodie").glob("*.commit"))) == 1
+    assert len(asset_events(uri)) == 1  # no new event
+    assert len(alerts.read_text().splitlines()) == 1  # the nightly runs raised no alert

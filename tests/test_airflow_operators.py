@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import airflow_env  # noqa: F401  (configures Airflow before it is imported)
 
+import contextlib
 import json
 import os
 import select
@@ -14,6 +15,7 @@ import threading
 
 import pendulum
 import pytest
+from airflow.sdk.exceptions import AirflowSkipException
 
 import airflow_table as at
 from airflow_hudi_etc.compaction.service import execute, schedule
@@ -28,6 +30,16 @@ from airflow_hudi_etc.operators.compaction import (
 
 #: a Spark connection that cannot work: any test reaching spark-submit through it fails
 NO_SPARK = "hudi_etc_no_such_spark_connection"
+
+
+@contextlib.contextmanager
+def fails_fast(cls, match=None):
+    """The task fails without retry (AirflowFailException) with a typed ``cls`` error as its cause."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    with pytest.raises(AirflowFailException, match=match) as e:
+        yield e
+    assert isinstance(e.value.__cause__, cls), repr(e.value.__cause__)
 
 
 @pytest.fixture
@@ -63,12 +75,12 @@ def test_schedule_of_a_covered_run_submits_nothing(table):
 
 
 def test_schedule_rejects_bad_input_before_anything(tmp_path, table):
-    with pytest.raises(InvalidInputError):
+    with fails_fast(InvalidInputError):
         sched(table, link_mode="hardlink").execute({})
-    with pytest.raises(InvalidInputError):
+    with fails_fast(InvalidInputError):
         ScheduleEventTimeCompactionOperator(task_id="s", table_path=str(table), data_latency="soon",
                                             conn_id=NO_SPARK).execute({})
-    with pytest.raises(TableNotFoundError):
+    with fails_fast(TableNotFoundError, match="table_not_found"):
         sched(tmp_path / "absent").execute({})
     assert not list((table / ".hoodie").glob("*.compaction.*"))
 
@@ -126,9 +138,12 @@ def test_execute_retry_of_a_completed_plan_reports_it_and_sends_metrics(table, s
 
 
 def test_execute_and_rollback_with_nothing_to_do_submit_nothing(table):
-    out = ExecuteCompactionOperator(task_id="e", table_path=str(table), conn_id=NO_SPARK).execute({})
-    assert (out["instant"], out["status"], out["spark_submitted"]) == (None, "nothing to execute", False)
+    with pytest.raises(AirflowSkipException, match="nothing to execute"):
+        ExecuteCompactionOperator(task_id="e", table_path=str(table), conn_id=NO_SPARK).execute({})
     plan = schedule(str(table), data_latency=at.LATENCY, compaction_time=at.COMPACTION_TIME)
+    # a plan someone else made is not this run's: skipped again, unless asked for
+    with pytest.raises(AirflowSkipException, match="nothing to execute"):
+        ExecuteCompactionOperator(task_id="e", table_path=str(table), conn_id=NO_SPARK).execute({})
     rb = RollbackCompactionOperator(task_id="r", table_path=str(table), conn_id=NO_SPARK).execute({})
     assert (rb["status"], rb["spark_submitted"]) == ("nothing to roll back", False)  # requested, not inflight
     rb = RollbackCompactionOperator(task_id="r", table_path=str(table), instant=plan.instant,
@@ -145,7 +160,7 @@ def test_execute_and_rollback_with_nothing_to_do_submit_nothing(table):
 
 def test_sync_rejects_unsafe_identifiers(table):
     for db, name in (("default; DROP TABLE x", "trips"), ("default", "trips`"), ("1db", "t"), ("db", "x" * 126)):
-        with pytest.raises(InvalidInputError):
+        with fails_fast(InvalidInputError):
             SyncEventTimeThresholdOperator(task_id="s", table_path=str(table), database=db, table=name,
                                            conn_id=NO_SPARK).execute({})
 
@@ -187,6 +202,18 @@ def test_hook_storage_options_from_a_hudi_connection_never_logged(table, monkeyp
     assert local.last_threshold(str(table)) == {"threshold_ms": None, "threshold": None, "instant": None}
 
 
+def test_hook_default_connection_may_be_absent_others_may_not(table):
+    from airflow.sdk.exceptions import AirflowNotFoundException
+
+    from airflow_hudi_etc.hooks.hudi import HudiTableHook
+
+    hook = HudiTableHook()  # hudi_default, not defined here: the filesystem's defaults
+    assert (hook.hudi_conn_id, hook.get_storage_options()) == ("hudi_default", {})
+    assert hook.check(str(table), threshold_ms=at.THRESHOLD_MS)["state"] == "ready"
+    with pytest.raises(AirflowNotFoundException):
+        HudiTableHook("hudi_etc_no_such_connection").get_storage_options()
+
+
 def test_provider_is_registered():
     from airflow.providers_manager import ProvidersManager
 
@@ -201,19 +228,59 @@ def test_provider_is_registered():
     assert hooks["hudi"].connection_id_attribute_name == "hudi_conn_id"
 
 
-def test_example_dags_import_without_errors():
+def test_example_dags_import_without_errors_and_start_safely():
+    """Parsed as the DAG processor does; no 300-run catch-up on first unpause; settings are params
+    (run time), not parse-time environment variables; the task group's wiring."""
     from airflow.dag_processing.dagbag import DagBag
+    from airflow.sdk import AssetAlias
 
     bag = DagBag(dag_folder=str(airflow_env.EXAMPLE_DAGS))
     assert bag.import_errors == {}
+    assert set(bag.dags) == {"hudi_etc_nightly", "hudi_etc_alerting", "hudi_etc_ro_consumer"}
+    for dag in bag.dags.values():
+        assert dag.catchup is False, dag.dag_id
+        assert dag.start_date <= pendulum.now("UTC"), dag.dag_id
     nightly, alerting = bag.dags["hudi_etc_nightly"], bag.dags["hudi_etc_alerting"]
     assert [t.task_id for t in nightly.topological_sort()] == [
-        "wait_for_compaction_window", "schedule_compaction", "execute_compaction", "sync_catalog"]
-    assert (nightly.catchup, nightly.max_active_runs) == (True, 1)
-    assert nightly.get_task("wait_for_compaction_window").mode == "reschedule"
+        "compaction.wait", "compaction.schedule", "compaction.execute", "compaction.sync"]
+    assert nightly.max_active_runs == 1
+    wait, execute = nightly.get_task("compaction.wait"), nightly.get_task("compaction.execute")
+    assert wait.mode == "reschedule" and wait.on_failure_callback  # its timeout alerts too
+    assert (wait.table_path, wait.data_latency) == ("{{ params.table_path }}", "{{ params.data_latency }}")
+    assert nightly.get_task("compaction.schedule").data_latency == "{{ params.data_latency }}"
+    assert (execute.schedule_task_id, execute.run_oldest_pending) == ("compaction.schedule", False)
+    assert execute.outlets == [AssetAlias("hudi_etc_ro_fresh")]
+    assert nightly.get_task("compaction.sync").trigger_rule == "none_failed"
+    for t in list(nightly.tasks) + list(alerting.tasks):
+        if hasattr(t, "hudi_conn_id"):
+            assert t.hudi_conn_id == "hudi_default", t.task_id
+        if hasattr(t, "conn_id"):
+            assert t.conn_id == "spark_default", t.task_id
     assert alerting.get_task("wait_for_compaction_window").deferrable is True
     assert alerting.get_task("rollback_failed_execution").trigger_rule == "one_failed"
     assert alerting.get_task("rollback_failed_execution").upstream_task_ids == {"execute_compaction"}
+    consumer = bag.dags["hudi_etc_ro_consumer"]
+    alias, watched = consumer.timetable.asset_condition.objects
+    assert alias == AssetAlias("hudi_etc_ro_fresh") and watched.uri.startswith("hudi-etc+file:/")
+    assert [w.trigger.serialize()[0] for w in watched.watchers] == [
+        "airflow_hudi_etc.triggers.event_time.EventTimeThresholdTrigger"]
+
+
+def test_task_group_factory_one_set_of_arguments():
+    from airflow.sdk import DAG
+
+    from airflow_hudi_etc.task_groups import event_time_compaction
+
+    with DAG("tg", schedule=None) as dag:
+        group = event_time_compaction(table_path="/t", data_latency="90m", group_id="etc", conf={"a": "b"},
+                                      sensor_kwargs={"timeout": 60}, execute_kwargs={"retries": 3})
+    assert group.group_id == "etc"
+    assert [t.task_id for t in dag.topological_sort()] == ["etc.wait", "etc.schedule", "etc.execute"]
+    wait, sched_, execute = (dag.get_task(f"etc.{n}") for n in ("wait", "schedule", "execute"))
+    assert wait.data_latency == sched_.data_latency == "90m"
+    assert {t.table_path for t in (wait, sched_, execute)} == {"/t"}
+    assert (wait.timeout, execute.retries, execute.schedule_task_id) == (60, 3, "etc.schedule")
+    assert sched_.conf == execute.conf == {"a": "b"}
 
 
 # ------------------------------------------------------------------------------ on_kill (real spark-submit)
@@ -272,3 +339,40 @@ def test_on_kill_ends_spark_submit_and_the_pyspark_driver(tmp_path):
                 pass
     assert not worker.is_alive()
     assert failure and "Cannot execute" in str(failure[0])
+
+
+# ------------------------------------------------------------------------------ retry or fail fast (real spark-submit)
+JOB_ERROR = """
+import json, sys
+args = sys.argv[1:]
+result = args[args.index("--result-file") + 1]
+code = args[-1]  # the test passes the error code as the table name
+with open(result, "w") as f:
+    json.dump({"error": {"code": code, "type": {"conflict": "InstantExistsError",
+                                               "table_not_found": "TableNotFoundError"}[code],
+                         "message": "reported by the job"}}, f)
+sys.exit(2)
+"""
+
+
+@pytest.mark.spark
+def test_job_errors_retry_or_fail_fast_in_a_dag_run(tmp_path, table):
+    """A job reporting ``conflict`` (another writer) is retried; one reporting ``table_not_found``
+    fails at once, retries notwithstanding. Real spark-submit runs a job that reports the error
+    as jobs.py does (the error envelope in the result file, exit status 2)."""
+    from airflow.sdk import DAG
+
+    app = tmp_path / "job_error.py"
+    app.write_text(JOB_ERROR)
+    with DAG("hudi_etc_test_retry", schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+             params={"code": "conflict"}) as dag:
+        SyncEventTimeThresholdOperator(task_id="sync", table_path=str(table), table="{{ params.code }}",
+                                       application=str(app), conn_id="spark_default",
+                                       conf={"spark.ui.enabled": "false"}, retries=1, retry_delay=0)
+    airflow_env.register(dag)
+    dr = dag.test()
+    [ti] = dr.get_task_instances()
+    assert (str(ti.state), ti.try_number) == ("failed", 2)  # tried twice
+    dr = dag.test(run_conf={"code": "table_not_found"})
+    [ti] = dr.get_task_instances()
+    assert (str(ti.state), ti.try_number) == ("failed", 1)  # not retried

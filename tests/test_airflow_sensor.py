@@ -85,10 +85,24 @@ def test_own_pending_plan_lets_the_run_resume(table):
     assert (x["state"], x["pending_plan"], x["pending_compactions"]) == ("resume", own.instant, [own.instant])
 
 
-def test_bad_input_is_a_typed_error(tmp_path, table):
-    with pytest.raises(TableNotFoundError):
+def fails_fast(cls):
+    """No retry can fix it: AirflowFailException, the typed error as its cause."""
+    import contextlib
+
+    from airflow.sdk.exceptions import AirflowFailException
+
+    @contextlib.contextmanager
+    def check():
+        with pytest.raises(AirflowFailException) as e:
+            yield e
+        assert isinstance(e.value.__cause__, cls), repr(e.value.__cause__)
+    return check()
+
+
+def test_bad_input_is_a_typed_error_that_fails_fast(tmp_path, table):
+    with fails_fast(TableNotFoundError):
         sensor(tmp_path / "nothing-here").poke({})
-    with pytest.raises(InvalidInputError):
+    with fails_fast(InvalidInputError):
         EventTimeCompactionSensor(task_id="w", table_path=str(table), data_latency="two hours",
                                   compaction_time=at.COMPACTION_TIME).poke({})
 
@@ -160,7 +174,7 @@ def test_execute_complete_maps_events(table):
     timeout = {"status": "timeout", "result": {"message": "waiting: pending compaction 1"}, "polls": 2}
     with pytest.raises(AirflowSensorTimeout):
         s.resume_execution("execute_complete", {"event": timeout}, context={})
-    with pytest.raises(TableNotFoundError):
+    with fails_fast(TableNotFoundError):
         s.resume_execution("execute_complete", {"event": {"status": "error", "type": "TableNotFoundError",
                                                           "message": "no table"}}, context={})
     # the scheduler expired the trigger (its own defer timeout)
@@ -180,15 +194,17 @@ def ti_states(dr) -> dict[str, str]:
 
 def test_alerting_dag_sensor_timeout_alerts_and_fails_the_run(table, tmp_path, monkeypatch):
     """Deferrable sensor under dag.test (trigger run inline, its own deadline): a foreign pending
-    plan blocks the table → AirflowSensorTimeout → one JSON alert line; nothing is submitted."""
+    plan blocks the table → AirflowSensorTimeout → one JSON alert line; nothing is submitted. The
+    run is triggered by hand (no logical date, no data interval): the alert still renders, with
+    ``"state": "failed"``."""
     schedule(str(table), data_latency=at.LATENCY, compaction_time=OTHER_TIME)
     alerts = tmp_path / "alerts.jsonl"
-    monkeypatch.setenv("HUDI_ETC_TABLE_PATH", str(table))
     monkeypatch.setenv("HUDI_ETC_ALERT_FILE", str(alerts))
-    monkeypatch.setenv("HUDI_ETC_SENSOR_TIMEOUT", "1")
-    monkeypatch.setenv("HUDI_ETC_POLL_INTERVAL", "0.2")
     dag = airflow_env.example_dag("hudi_etc_alerting")
-    dr = dag.test(logical_date=pendulum.datetime(2026, 1, 2, tz="UTC"))
+    wait = dag.get_task("wait_for_compaction_window")
+    wait.timeout, wait.poke_interval, wait.poll_interval = 1, 0.2, 0.2
+    dr = dag.test(logical_date=None, run_conf={"table_path": str(table), "data_latency": "26h"})
+    assert dr.logical_date is None
     assert str(dr.state) == "failed"
     assert ti_states(dr) == {"wait_for_compaction_window": "failed", "schedule_compaction": "upstream_failed",
                              "execute_compaction": "upstream_failed", "rollback_failed_execution": "success",
@@ -199,8 +215,36 @@ def test_alerting_dag_sensor_timeout_alerts_and_fails_the_run(table, tmp_path, m
     assert (a["dag_id"], a["task_id"], a["exception_type"]) == ("hudi_etc_alerting", "wait_for_compaction_window",
                                                                 "AirflowSensorTimeout")
     assert "pending compaction" in a["exception"] and a["table_path"] == str(table)
-    assert a["message"] == "hudi_etc_alerting.wait_for_compaction_window failed for the run ending 2026-01-02 00:00:00+00:00"
+    assert a["state"] == "failed" and a["logical_date"] is None and "render_error" not in a
+    assert a["message"] == f"hudi_etc_alerting.wait_for_compaction_window failed in run {dr.run_id}"
     assert airflow_env.xcom(dr, "rollback_failed_execution")["status"] == "nothing to roll back"
+
+
+def test_notifier_never_loses_an_alert_to_a_template(tmp_path):
+    """A message using fields a manual run lacks (``ds``, ``data_interval_end``) is sent as written,
+    with the render error; the state is the enum's value."""
+    from airflow.sdk import DAG
+    from airflow.utils.state import TaskInstanceState
+
+    from airflow_hudi_etc.notifications.jsonl import JsonLinesNotifier
+
+    class TI:
+        dag_id, task_id, run_id, try_number, state = "d", "t", "manual__x", 1, TaskInstanceState.FAILED
+
+    out = tmp_path / "a.jsonl"
+    n = JsonLinesNotifier(path=str(out), message="{{ ti.task_id }} failed on {{ data_interval_end.isoformat() }}")
+    with DAG("d", schedule=None) as dag:
+        pass
+    # a manually triggered run's context: no logical_date, no data interval, no ds
+    n({"dag": dag, "ti": TI(), "run_id": "manual__x", "exception": RuntimeError("boom")})
+    n.message = "ignored: the template is kept per instance"
+    ok = JsonLinesNotifier(path=str(out), message="{{ ti.task_id }} in {{ run_id }}")
+    ok({"dag": dag, "ti": TI(), "run_id": "manual__x"})
+    first, second = [json.loads(x) for x in out.read_text().splitlines()]
+    assert first["message"] == "{{ ti.task_id }} failed on {{ data_interval_end.isoformat() }}"
+    assert "data_interval_end" in first["render_error"]["message"]
+    assert (first["state"], first["exception_type"], first["logical_date"]) == ("failed", "RuntimeError", None)
+    assert (second["message"], second["state"], "render_error" in second) == ("t in manual__x", "failed", False)
 
 
 def test_reschedule_mode_in_a_dag_run(table):
@@ -226,3 +270,22 @@ def test_reschedule_mode_in_a_dag_run(table):
     x = airflow_env.xcom(dr, "wait")
     assert (x["state"], x["threshold_ms"], x["last_threshold_ms"]) == ("ready", at.THRESHOLD_MS, OTHER_MS)
     assert airflow_env.reschedules(dr, "wait") == 1
+
+
+def test_nightly_dag_alerts_on_its_own_sensor_timeout(table, tmp_path, monkeypatch):
+    """The nightly DAG's sensor (reschedule mode) times out while another plan blocks the table:
+    the task fails without retry and the alert line is written; nothing downstream runs."""
+    schedule(str(table), data_latency=at.LATENCY, compaction_time=OTHER_TIME)
+    alerts = tmp_path / "alerts.jsonl"
+    monkeypatch.setenv("HUDI_ETC_ALERT_FILE", str(alerts))
+    dag = airflow_env.example_dag("hudi_etc_nightly")
+    wait = dag.get_task("compaction.wait")
+    wait.timeout, wait.poke_interval = 0.5, 0.1
+    dr = dag.test(logical_date=pendulum.datetime(2026, 1, 2, tz="UTC"), run_conf={"table_path": str(table)})
+    assert str(dr.state) == "failed"
+    assert ti_states(dr) == {"compaction.wait": "failed", "compaction.schedule": "upstream_failed",
+                             "compaction.execute": "upstream_failed", "compaction.sync": "upstream_failed"}
+    [a] = [json.loads(x) for x in alerts.read_text().splitlines()]
+    assert (a["dag_id"], a["task_id"], a["exception_type"], a["state"]) == (
+        "hudi_etc_nightly", "compaction.wait", "AirflowSensorTimeout", "failed")
+    assert a["message"] == f"hudi_etc_nightly.compaction.wait failed in run {dr.run_id}"

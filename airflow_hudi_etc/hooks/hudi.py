@@ -25,13 +25,17 @@ logged: the secret values are registered with Airflow's secrets masker and
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from airflow.sdk import BaseHook
 
-from ..hudi.stats import iso_ms
-from ..hudi.table import HudiTable
-from ..hudi.timeline import Action, State
+if TYPE_CHECKING:  # the Hudi layer (pyarrow, fastavro) is imported where it is used, never by the
+    # triggerer's event loop or the DAG processor when they import this module
+    from ..hudi.table import HudiTable
+
+#: the connection the hook, the sensor, its triggers and the operators use unless told otherwise;
+#: when it does not exist the filesystem's defaults apply (local tables need no connection)
+DEFAULT_CONN_ID = "hudi_default"
 
 #: storage-option names whose values are secrets (masked, never logged)
 SECRET_OPTIONS = ("secret", "token", "password", "session_token", "aws_secret_access_key", "sas_token",
@@ -95,6 +99,7 @@ def _secret_values(options: Mapping[str, Any]) -> list[str]:
 def pending_plans(table: HudiTable) -> list[dict]:
     """Pending compactions, oldest first, with the threshold their plan carries (None: not ours)."""
     from ..compaction.service import read_plan
+    from ..hudi.stats import iso_ms
 
     out = []
     for inst in table.timeline.pending_compactions:
@@ -119,6 +124,8 @@ def pending_plans(table: HudiTable) -> list[dict]:
 
 def compaction_state(table: HudiTable, instant: str) -> str | None:
     """``requested`` / ``inflight`` / ``completed`` of compaction ``instant``; None when absent."""
+    from ..hudi.timeline import Action, State
+
     for i in table.timeline.get(instant):
         if i.action is Action.COMPACTION:
             return {State.REQUESTED: "requested", State.INFLIGHT: "inflight", State.COMPLETED: "completed"}[i.state]
@@ -136,6 +143,7 @@ def event_time_check(path: Any, *, threshold_ms: int, storage_options: Mapping[s
     ``waiting``.
     """
     from ..compaction.trigger import check_readiness
+    from ..hudi.table import HudiTable
 
     table = path if isinstance(path, HudiTable) else HudiTable.load(path, storage_options)
     r = check_readiness(table, threshold_ms=threshold_ms)
@@ -163,21 +171,34 @@ def event_time_check(path: Any, *, threshold_ms: int, storage_options: Mapping[s
     }
 
 
+def published_threshold(path: Any, storage_options: Mapping[str, Any] | None = None) -> dict:
+    """``{threshold_ms, threshold, instant}`` of the latest completed event-time compaction of the
+    table at ``path`` (a timeline read; blocking: triggers call it in a thread)."""
+    from ..compaction.trigger import last_threshold
+    from ..hudi.stats import iso_ms
+    from ..hudi.table import HudiTable
+
+    table = path if isinstance(path, HudiTable) else HudiTable.load(path, storage_options)
+    ms, inst = last_threshold(table)
+    return {"threshold_ms": ms, "threshold": iso_ms(ms), "instant": inst}
+
+
 class HudiTableHook(BaseHook):
     """Reads a Hudi MOR table's timeline (readiness, pending plans, thresholds, metrics).
 
     :param hudi_conn_id: connection of type ``hudi`` holding fsspec storage options (see the
-        module docstring); None: no connection, the filesystem's defaults.
+        module docstring); default ``hudi_default``, which may be absent (then, as with None, the
+        filesystem's defaults apply). Any other connection that is absent is an error.
     :param storage_options: explicit fsspec options, merged over the connection's.
     """
 
     conn_name_attr = "hudi_conn_id"
-    default_conn_name = "hudi_default"
+    default_conn_name = DEFAULT_CONN_ID
     conn_type = "hudi"
     hook_name = "Apache Hudi table storage"
 
-    def __init__(self, hudi_conn_id: str | None = None, *, storage_options: Mapping[str, Any] | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(self, hudi_conn_id: str | None = DEFAULT_CONN_ID, *,
+                 storage_options: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.hudi_conn_id = hudi_conn_id
         self._explicit = dict(storage_options or {})
@@ -199,17 +220,37 @@ class HudiTableHook(BaseHook):
                           describe_storage_options(opts))
         return opts
 
+    def _absent_default(self, e: Exception) -> bool:
+        """True when ``e`` says the default connection does not exist (then: no options)."""
+        if self.hudi_conn_id != DEFAULT_CONN_ID or type(e).__name__ not in ("AirflowNotFoundException",
+                                                                            "ConnectionNotFound"):
+            return False
+        self.log.debug("connection %s not defined: the filesystem's defaults apply", DEFAULT_CONN_ID)
+        return True
+
     def get_storage_options(self) -> dict:
         """fsspec storage options (connection fields + extras + explicit options); cached."""
         if self._options is None:
-            conn = self.get_connection(self.hudi_conn_id) if self.hudi_conn_id else None
+            conn = None
+            if self.hudi_conn_id:
+                try:
+                    conn = self.get_connection(self.hudi_conn_id)
+                except Exception as e:
+                    if not self._absent_default(e):
+                        raise
             self._finish(storage_options_from_connection(conn) if conn is not None else {})
         return dict(self._options or {})
 
     async def aget_storage_options(self) -> dict:
-        """:meth:`get_storage_options` for async code (the trigger)."""
+        """:meth:`get_storage_options` for async code (the triggers)."""
         if self._options is None:
-            conn = await self.aget_connection(self.hudi_conn_id) if self.hudi_conn_id else None
+            conn = None
+            if self.hudi_conn_id:
+                try:
+                    conn = await self.aget_connection(self.hudi_conn_id)
+                except Exception as e:
+                    if not self._absent_default(e):
+                        raise
             self._finish(storage_options_from_connection(conn) if conn is not None else {})
         return dict(self._options or {})
 
@@ -218,6 +259,8 @@ class HudiTableHook(BaseHook):
 
     # ---------------------------------------------------------------- timeline reads
     def load_table(self, path: str) -> HudiTable:
+        from ..hudi.table import HudiTable
+
         return HudiTable.load(path, self.get_storage_options())
 
     def check(self, path: str, *, threshold_ms: int) -> dict:
@@ -237,10 +280,9 @@ class HudiTableHook(BaseHook):
         return compaction_state(self.load_table(path), instant)
 
     def last_threshold(self, path: str) -> dict:
-        from ..compaction.trigger import last_threshold
-
-        ms, inst = last_threshold(self.load_table(path))
-        return {"threshold_ms": ms, "threshold": iso_ms(ms), "instant": inst}
+        """The threshold the table's RO view holds: ``{threshold_ms, threshold, instant}`` of the
+        latest completed event-time compaction (None values when there is none)."""
+        return published_threshold(path, self.get_storage_options())
 
     def metrics(self, path: str, *, include_slices: bool = False, allow_scan: bool = False) -> dict:
         """Freshness metrics (``compaction.metrics.table_metrics``) from the timeline alone."""

@@ -7,7 +7,11 @@ reads the file. Use it where a callback goes::
 
 Each line: ``{"at", "dag_id", "task_id", "run_id", "logical_date", "try_number", "state",
 "exception_type", "exception", "message", "table_path"}`` (``message``: the notifier's rendered
-``message`` template, ``table_path``: the task's when it has one).
+``message`` template, ``table_path``: the task's when it has one; ``state``: ``"failed"``, ...).
+
+An alert never depends on fields a run may lack: a template that fails to render (e.g. ``{{ ds }}``
+or ``{{ data_interval_end.isoformat() }}`` in a manually triggered run without a logical date) is
+written unrendered, with the error in ``render_error``; a missing field is written as null.
 """
 
 from __future__ import annotations
@@ -36,29 +40,51 @@ class JsonLinesNotifier(BaseNotifier):
 
     def render_template_fields(self, context, jinja_env=None) -> None:
         # BaseNotifier renders in place; one instance serves many tasks (default_args): start from
-        # the templates every time, not from the previous task's rendering
+        # the templates every time, not from the previous task's rendering. Each field on its own:
+        # one that fails keeps its template (the alert is still sent)
+        self._render_errors: dict[str, str] = {}
         for k, v in self._templates.items():
             setattr(self, k, v)
-        super().render_template_fields(context, jinja_env)
+        try:
+            dag = context.get("dag")
+            env = jinja_env or self.get_template_env(dag=dag)
+        except Exception as e:  # noqa: BLE001 - no template environment: send the templates as they are
+            self._render_errors["*"] = f"{type(e).__name__}: {e}"
+            return
+        for k, v in self._templates.items():
+            try:
+                self._do_render_template_fields(self, [k], context, env, set())
+            except Exception as e:  # noqa: BLE001 - an alert must not be lost to a template
+                setattr(self, k, v)
+                self._render_errors[k] = f"{type(e).__name__}: {e}"
+                self.log.warning("JsonLinesNotifier: %s not rendered (%s); sent as written", k, e)
 
     def record(self, context: Any) -> dict:
         ti = context.get("ti") or context.get("task_instance")
         task = context.get("task")
         exc = context.get("exception")
         logical = context.get("logical_date")
-        return {
+        state = getattr(ti, "state", None)
+        state = getattr(state, "value", state)  # the enum's value ("failed"), not its repr
+        if not state and exc is not None:  # a failure callback runs before the state is saved
+            state = "failed"
+        out = {
             "at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
             "dag_id": getattr(context.get("dag"), "dag_id", None) or getattr(ti, "dag_id", None),
             "task_id": getattr(ti, "task_id", None),
             "run_id": context.get("run_id") or getattr(ti, "run_id", None),
             "logical_date": logical.isoformat() if hasattr(logical, "isoformat") else logical,
             "try_number": getattr(ti, "try_number", None),
-            "state": str(getattr(ti, "state", "") or "") or None,
+            "state": str(state) if state else None,
             "exception_type": type(exc).__name__ if exc is not None else None,
             "exception": str(exc)[:2000] if exc is not None else None,
             "message": self.message,
             "table_path": getattr(task, "table_path", None),
         }
+        errors = getattr(self, "_render_errors", None)
+        if errors:
+            out["render_error"] = errors
+        return out
 
     def notify(self, context: Any) -> None:
         path = self.path or os.environ.get("HUDI_ETC_ALERT_FILE")

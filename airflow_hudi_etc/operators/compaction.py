@@ -18,6 +18,10 @@ this process, through :class:`~airflow_hudi_etc.hooks.hudi.HudiTableHook`):
 * **execute**: a completed instant is reported (``status: "already completed"``) without Spark;
   an inflight one (a crashed or killed run) is rolled back by the job and executed again.
 * **rollback**: only an inflight compaction has anything to undo; otherwise nothing is submitted.
+* errors a retry cannot fix (no table, invalid input, unsafe path, unsupported table or feature,
+  metadata table present: :data:`airflow_hudi_etc.failfast.NON_RETRYABLE_CODES`), raised here or
+  reported by the job, fail the task at once (``AirflowFailException``); others (``conflict``, a
+  failed spark-submit) are raised as they are and the task's ``retries`` apply.
 * ``on_kill`` (task killed, ``execution_timeout``): spark-submit runs in its own session, and the
   whole process group — spark-submit's JVM *and* the local PySpark driver it started, which the
   provider's own ``on_kill`` leaves behind — is terminated, then killed.
@@ -45,7 +49,9 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.sdk import BaseOperator
-from airflow.sdk.exceptions import AirflowException
+from airflow.sdk.exceptions import AirflowException, AirflowSkipException
+
+from ..failfast import fail_fast
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -159,7 +165,7 @@ class HudiEtcSparkJobOperator(BaseOperator):
     :param result_uri: directory (fsspec URI) for the result file, for cluster deploy mode where
         the driver cannot write to this machine; default a local temporary directory.
     :param hudi_conn_id: ``hudi`` connection for the reads done here (timeline checks, the result
-        file on object storage).
+        file on object storage); default ``hudi_default``, which may be absent.
     :param spark_submit_kwargs: any further ``SparkSubmitHook`` arguments (``driver_memory``,
         ``executor_memory``, ``jars``, ``name``, ``verbose``, ...).
     :param table_tag: the ``table`` tag of the metrics (default: the table's name).
@@ -180,7 +186,7 @@ class HudiEtcSparkJobOperator(BaseOperator):
         application: str | None = None,
         env_vars: dict[str, Any] | None = None,
         result_uri: str | None = None,
-        hudi_conn_id: str | None = None,
+        hudi_conn_id: str | None = "hudi_default",
         spark_submit_kwargs: dict[str, Any] | None = None,
         table_tag: str | None = None,
         **kwargs: Any,
@@ -312,6 +318,7 @@ class ScheduleEventTimeCompactionOperator(HudiEtcSparkJobOperator):
         self.exact_split = exact_split
         self.event_time_field = event_time_field
 
+    @fail_fast
     def execute(self, context: Context) -> dict:
         from ..compaction.service import parse_duration
         from ..hooks.hudi import event_time_check, pending_plans
@@ -365,11 +372,14 @@ def _scheduled_instant(op: BaseOperator, context: Context) -> tuple[str | None, 
         ids = sorted(t.task_id for t in op.get_flat_relatives(upstream=True)
                      if isinstance(t, ScheduleEventTimeCompactionOperator))
     ti = context.get("ti") if hasattr(context, "get") else None
+    nothing = []
     for task_id in ids:
         x = ti.xcom_pull(task_ids=task_id) if ti is not None else None
         if isinstance(x, Mapping) and x.get("instant"):
             return str(x["instant"]), f"XCom of {task_id}"
-    return None, "no schedule XCom"
+        if isinstance(x, Mapping):
+            nothing.append(f"{task_id} planned nothing: {x.get('reason')}")
+    return None, "; ".join(nothing) or "no schedule XCom"
 
 
 class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
@@ -377,19 +387,33 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
     ``completed`` / ``already completed`` / ``nothing to execute``, ``instant``, ``threshold``,
     ``threshold_ms``, logs compacted/remaining, ...) plus ``freshness`` (the table's metrics after).
 
-    :param instant: the compaction to execute (templated). Default: the ``instant`` in the XCom of
-        ``schedule_task_id`` (default: the upstream schedule task(s) of this DAG), else the oldest
-        pending compaction, else nothing to do.
+    Which compaction: ``instant`` when given, else the one this run's schedule task planned (the
+    ``instant`` in the XCom of ``schedule_task_id``, default: the upstream schedule task(s) of this
+    DAG). When that task planned nothing (covered, another plan pending, no log qualifies), the
+    task reports ``nothing to execute`` (XCom) and is **skipped**, so no asset event says the view
+    got fresher. It never picks up a plan another run made, unless ``run_oldest_pending=True``.
+
+    Assets: after a completed compaction (also one a previous try committed), every outlet that
+    is this table's asset (:func:`airflow_hudi_etc.assets.table_asset`) gets an asset event whose
+    ``extra`` holds the threshold, the instant and the figures; every ``AssetAlias`` outlet gets
+    an event for this table's asset (for DAGs whose table path is only known at run time). An
+    outlet that is the asset of another table is refused before anything runs.
+
+    :param instant: the compaction to execute (templated).
     :param schedule_task_id: task whose XCom names the instant.
+    :param run_oldest_pending: with no instant from the argument or a schedule task, execute the
+        oldest pending compaction (whoever planned it).
     """
 
     template_fields: Sequence[str] = (*HudiEtcSparkJobOperator.template_fields, "instant")
     command = "execute"
 
-    def __init__(self, *, instant: str | None = None, schedule_task_id: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, *, instant: str | None = None, schedule_task_id: str | None = None,
+                 run_oldest_pending: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.instant = instant
         self.schedule_task_id = schedule_task_id
+        self.run_oldest_pending = run_oldest_pending
 
     def resolve_instant(self, context: Context, hook) -> tuple[str | None, str]:
         inst = _none_if_empty(self.instant)
@@ -398,21 +422,53 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
         inst, source = _scheduled_instant(self, context)
         if inst:
             return inst, source
-        plans = hook.pending_plans(self.table_path)
-        if plans:
-            return plans[0]["instant"], "oldest pending compaction"
-        return None, "none pending"
+        if self.run_oldest_pending:
+            plans = hook.pending_plans(self.table_path)
+            if plans:
+                return plans[0]["instant"], "oldest pending compaction"
+        return None, source
 
+    def _asset_outlets(self) -> tuple[list, list]:
+        """(this table's asset outlets, AssetAlias outlets); another table's asset is an error."""
+        from ..assets import asset_uri, is_table_asset
+        from ..hudi.errors import InvalidInputError
+
+        mine, aliases = [], []
+        uri = asset_uri(self.table_path)
+        for o in self.outlets or []:
+            if type(o).__name__ == "AssetAlias":
+                aliases.append(o)
+            elif is_table_asset(o):
+                if o.uri != uri:
+                    raise InvalidInputError(f"outlet {o.uri} is not the asset of table {self.table_path} ({uri})")
+                mine.append(o)
+        return mine, aliases
+
+    def _emit_asset_events(self, context: Context, result: dict, assets: list, aliases: list) -> list[str]:
+        from ..assets import event_extra, table_asset
+
+        events = context.get("outlet_events") if hasattr(context, "get") else None
+        if events is None or not (assets or aliases):
+            return []
+        extra = event_extra(result, self.table_path)
+        for a in assets:
+            events[a].extra.update(extra)
+        for alias in aliases:
+            events[alias].add(table_asset(path=self.table_path), extra=extra)
+        return sorted({a.uri for a in assets} | ({table_asset(path=self.table_path).uri} if aliases else set()))
+
+    @fail_fast
     def execute(self, context: Context) -> dict:
         from ..compaction.service import execute as execute_locally
         from ..hooks.hudi import compaction_state
         from ..hudi.errors import InvalidTimelineError
 
+        assets, aliases = self._asset_outlets()
         hook = self.hudi_hook()
         instant, source = self.resolve_instant(context, hook)
         table = hook.load_table(self.table_path)
         if instant is None:
-            self.log.info("no compaction to execute")
+            self.log.info("nothing to execute: this run scheduled no compaction (%s)", source)
             result = {"instant": None, "status": "nothing to execute", "spark_submitted": False}
         else:
             state = compaction_state(table, instant)
@@ -437,7 +493,25 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
             gauges["planning_seconds"] = result.get("planning_seconds")
             gauges["link_bytes_written"] = result.get("link_bytes_written")
         result["metrics_sent"] = emit_gauges(gauges, table=self.table_tag or fresh.get("table"), log=self.log)
+        if instant is None:
+            ti = context.get("ti") if hasattr(context, "get") else None
+            if ti is not None:  # the report stays readable although the task is skipped
+                ti.xcom_push(key="return_value", value=result)
+            raise AirflowSkipException(f"nothing to execute: this run scheduled no compaction ({source})")
+        result["asset_events"] = self._emit_asset_events(context, result, assets, aliases)
         return result
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any = None):
+        """OpenLineage: the table is read and written (namespace ``file`` / ``<scheme>://<bucket>``);
+        None when the OpenLineage provider is not installed."""
+        try:
+            from airflow.providers.openlineage.extractors import OperatorLineage
+        except ImportError:
+            return None
+        from ..assets import openlineage_dataset
+
+        ds = openlineage_dataset(self.table_path)
+        return None if ds is None else OperatorLineage(inputs=[ds], outputs=[ds])
 
 
 class RollbackCompactionOperator(HudiEtcSparkJobOperator):
@@ -457,6 +531,7 @@ class RollbackCompactionOperator(HudiEtcSparkJobOperator):
         self.instant = instant
         self.schedule_task_id = schedule_task_id
 
+    @fail_fast
     def execute(self, context: Context) -> dict:
         from ..hooks.hudi import compaction_state, pending_plans
         from ..hudi.errors import InvalidTimelineError
@@ -519,6 +594,7 @@ class SyncEventTimeThresholdOperator(HudiEtcSparkJobOperator):
                             f"-Dderby.system.home={os.path.abspath(str(self.metastore_dir))}")
         return conf
 
+    @fail_fast
     def execute(self, context: Context) -> dict:
         from ..compaction.catalog import catalog_names
 

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 from airflow.sdk import BaseSensorOperator, PokeReturnValue, conf
 from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout
 
+from ..failfast import fail_fast
+
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
@@ -74,7 +76,11 @@ class EventTimeCompactionSensor(BaseSensorOperator):
     :param table_path: base path of the Hudi MOR table (templated).
     :param data_latency: how late events may arrive: ``2h``, ``30m``, ``PT2H`` (templated).
     :param compaction_time: ISO-8601 time (templated); default: the run's ``data_interval_end``.
-    :param hudi_conn_id: ``hudi`` connection with fsspec storage options (None: defaults).
+    :param hudi_conn_id: ``hudi`` connection with fsspec storage options (default ``hudi_default``,
+        which may be absent; None: the filesystem's defaults).
+
+    Errors a retry cannot fix (no table, bad input, unsupported table: see
+    :mod:`airflow_hudi_etc.failfast`) fail the task at once (``AirflowFailException``).
     :param deferrable: wait in the triggerer instead of a worker slot
         (default ``[operators] default_deferrable``).
     :param poll_interval: seconds between checks in the trigger (default: ``poke_interval``).
@@ -89,7 +95,7 @@ class EventTimeCompactionSensor(BaseSensorOperator):
         table_path: str,
         data_latency: str | timedelta,
         compaction_time: str | _dt.datetime | None = None,
-        hudi_conn_id: str | None = None,
+        hudi_conn_id: str | None = "hudi_default",
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
         poll_interval: float | None = None,
         **kwargs: Any,
@@ -116,6 +122,7 @@ class EventTimeCompactionSensor(BaseSensorOperator):
         latency = self.data_latency if isinstance(self.data_latency, timedelta) else parse_duration(str(self.data_latency))
         return {**result, "compaction_time": ct.isoformat(), "data_latency_seconds": latency.total_seconds()}
 
+    @fail_fast
     def poke(self, context: Context) -> PokeReturnValue:
         ct, threshold_ms = self._threshold(context)
         result = self._hook().check(self.table_path, threshold_ms=threshold_ms)
@@ -144,6 +151,7 @@ class EventTimeCompactionSensor(BaseSensorOperator):
             timeout=timedelta(seconds=self.timeout),
         )
 
+    @fail_fast
     def execute_complete(self, context: Context, event: dict[str, Any] | None = None,
                          compaction_time: str | None = None) -> dict:
         """Resumed from the trigger: success → the XCom; timeout → :class:`AirflowSensorTimeout`
