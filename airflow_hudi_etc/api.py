@@ -1,0 +1,196 @@
+"""The Python API: one object per table, with the compaction service under ``table.compaction``.
+
+    >>> from airflow_hudi_etc import Table
+    >>> table = Table.open("/data/trips")                      # doctest: +SKIP
+    >>> table.compaction.schedule(data_latency="2h")           # doctest: +SKIP
+    >>> table.compaction.execute()                             # doctest: +SKIP
+    >>> table.read(read_optimized=True)                        # doctest: +SKIP
+
+Every method returns a frozen dataclass (or an Arrow table) and raises the typed errors of
+:mod:`airflow_hudi_etc.hudi.errors`; nothing is written when one is raised. The CLI, the Spark
+jobs and the Airflow operators call the same functions this object calls. README's "Python API"
+section has runnable examples (run as doctests by the tests).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping
+
+import pyarrow as pa
+
+from .compaction.service import ScheduleResult
+from .hudi.storage import Storage
+from .hudi.writer import WriteResult
+
+__all__ = ["Table", "Compaction", "CompactionResult", "TableStatus", "ValidationReport", "ScheduleResult",
+           "WriteResult"]
+
+
+def _frozen(d: Mapping[str, Any]) -> Mapping[str, Any]:
+    return MappingProxyType(dict(d))
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    """What ``execute``/``rollback``/``unschedule`` did to compaction ``instant``."""
+
+    instant: str | None
+    status: str
+    threshold: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, d: Mapping[str, Any]) -> "CompactionResult":
+        return cls(d.get("instant"), str(d.get("status")), d.get("threshold"), _frozen(d))
+
+    def as_dict(self) -> dict:
+        return dict(self.details)
+
+
+@dataclass(frozen=True)
+class TableStatus:
+    """Freshness of the read-optimized view (``hudi-etc status --json``)."""
+
+    threshold: str | None
+    threshold_lag_seconds: float | None
+    pending_compactions: tuple[str, ...]
+    remaining_log_files: int
+    metadata_table_present: bool
+    details: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    def as_dict(self) -> dict:
+        return dict(self.details)
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    ok: bool
+    problems: tuple[Mapping[str, Any], ...]
+    details: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+
+class Compaction:
+    """Event-time compaction of one table (``table.compaction``)."""
+
+    def __init__(self, table: "Table"):
+        self._table = table
+
+    def schedule(self, data_latency: str, *, compaction_time: str | None = None, link_mode: str = "auto",
+                 exact_split: bool = False, event_time_field: str | None = None) -> ScheduleResult:
+        """Plan a compaction of everything up to ``compaction_time − data_latency`` (see README)."""
+        from .compaction.service import schedule
+
+        return schedule(self._table.storage, data_latency=data_latency, compaction_time=compaction_time,
+                        link_mode=link_mode, exact_split=exact_split, event_time_field=event_time_field)
+
+    def execute(self, instant: str | None = None, *, engine=None) -> CompactionResult:
+        """Run the pending plan (or ``instant``); ``engine``: e.g. ``SparkEngine(spark)``."""
+        from .compaction.service import execute
+
+        return CompactionResult.of(execute(self._table.storage, instant=instant, engine=engine))
+
+    def rollback(self, instant: str) -> CompactionResult:
+        from .compaction.service import rollback
+
+        return CompactionResult.of(rollback(self._table.storage, instant=instant))
+
+    def unschedule(self, instant: str) -> CompactionResult:
+        from .compaction.service import unschedule
+
+        return CompactionResult.of(unschedule(self._table.storage, instant=instant))
+
+    def pending(self) -> tuple[str, ...]:
+        """Instants of the pending compaction plans."""
+        from .hudi.timeline import Timeline
+
+        return tuple(i.timestamp for i in Timeline.load(self._table.storage).pending_compactions)
+
+    def plan(self, instant: str) -> Mapping[str, Any]:
+        """A plan as ``show-plan`` prints it."""
+        from .compaction.service import show_plan
+
+        return _frozen(show_plan(self._table.storage, instant=instant))
+
+
+class Table:
+    """A Hudi table-version-6 Merge-On-Read table. Cheap to create: nothing is cached."""
+
+    def __init__(self, path: str, *, storage_options: Mapping[str, Any] | None = None):
+        self.path = path
+        self.storage = Storage(path, dict(storage_options or {}))
+        self.compaction = Compaction(self)
+
+    def __repr__(self) -> str:
+        return f"Table({self.storage.base_uri!r})"
+
+    @classmethod
+    def open(cls, path: str, *, storage_options: Mapping[str, Any] | None = None) -> "Table":
+        """An existing table (a typed ``TableNotFoundError`` / ``UnsupportedTableVersionError``...)."""
+        from .hudi.properties import load_table_config
+
+        t = cls(path, storage_options=storage_options)
+        load_table_config(t.storage)
+        return t
+
+    @classmethod
+    def create(cls, path: str, *, table_name: str, record_key: str, precombine_field: str, event_time_field: str,
+               partition_field: str | None = None, payload: str = "overwrite-latest", exclusive_cleaner: bool = False,
+               storage_options: Mapping[str, Any] | None = None) -> "Table":
+        """A new empty table (the same settings again: the existing table)."""
+        from .hudi.writer import init_table
+
+        t = cls(path, storage_options=storage_options)
+        init_table(t.storage, table_name=table_name, record_key=record_key, precombine_field=precombine_field,
+                   event_time_field=event_time_field, partition_field=partition_field, payload=payload,
+                   exclusive_cleaner=exclusive_cleaner)
+        return t
+
+    # ------------------------------------------------------------------ data
+    def write(self, data: pa.Table | Iterable[Mapping[str, Any]], *, operation: str = "upsert",
+              engine=None) -> WriteResult:
+        """One deltacommit: ``data`` as an Arrow table or rows (dicts)."""
+        from .hudi.writer import write_batch
+
+        batch = data if isinstance(data, pa.Table) else pa.Table.from_pylist(list(data))
+        return write_batch(self.storage, batch, operation=operation, engine=engine)
+
+    def delete(self, keys: pa.Table | Iterable[Mapping[str, Any]], *, engine=None) -> WriteResult:
+        """Delete the records with these keys (rows holding the key and partition fields)."""
+        return self.write(keys, operation="delete", engine=engine)
+
+    def read(self, *, read_optimized: bool = False, as_of: str | None = None) -> pa.Table:
+        """The snapshot (or the read-optimized view, or the table as of an instant), meta columns included."""
+        from .hudi.table import HudiTable
+
+        return HudiTable.load(self.storage).read(read_optimized=read_optimized, as_of=as_of)
+
+    def read_incremental(self, start: str, end: str | None = None) -> pa.Table:
+        from .hudi.table import HudiTable
+
+        return HudiTable.load(self.storage).read_incremental(start, end)
+
+    # ------------------------------------------------------------------ upkeep
+    def status(self) -> TableStatus:
+        from .compaction.metrics import table_metrics
+
+        m = table_metrics(self.storage, include_slices=False)
+        return TableStatus(m.get("threshold"), m.get("threshold_lag_seconds"), tuple(m.get("pending_compactions") or ()),
+                           int(m.get("remaining_log_files") or 0), bool(m["metadata_table"]["present"]), _frozen(m))
+
+    def validate(self) -> ValidationReport:
+        from .compaction.validate import validate
+
+        r = validate(self.storage)
+        return ValidationReport(bool(r["ok"]), tuple(_frozen(p) for p in r["problems"]), _frozen(r))
+
+    def clean(self, retain_commits: int = 10) -> Mapping[str, Any]:
+        from .compaction.clean import clean
+
+        return _frozen(clean(self.storage, retain_commits=retain_commits))
+
+    def drop_metadata_table(self) -> Mapping[str, Any]:
+        from .hudi.coexistence import drop_metadata_table
+
+        return _frozen(drop_metadata_table(self.storage))
