@@ -24,6 +24,7 @@ from ..hudi.errors import InvalidInputError, InvalidTimelineError, UnsafePathErr
 from ..hudi.storage import Storage, safe_relpath
 from ..hudi.table import HudiTable
 from ..hudi.timeline import Action, Instant, State, next_instant_time
+from ..hudi.etc_keys import RETAIN_COMMITS
 from .service import final_target, link_target, pending_plan_groups, read_plan
 
 POLICY = "KEEP_LATEST_COMMITS"
@@ -91,7 +92,7 @@ def clean(path: str | Storage, *, retain_commits: int = 10, storage_options: Map
         POLICY,
         {p: [storage.uri(f) for f in fs] for p, fs in files.items()},
         last_completed_commit_timestamp=last.timestamp if last else "",
-        extra_metadata={"hoodie.etc.retain.commits": str(retain_commits)},
+        extra_metadata={RETAIN_COMMITS: str(retain_commits)},
     )
     data = am.write_avro_metadata(am.CLEANER_PLAN, plan)
     storage.create_if_absent(Instant(instant, Action.CLEAN, State.REQUESTED).path(), data)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Mapping
 
+from ..hudi import etc_keys as keys
 from ..hudi.coexistence import metadata_table_state
 from ..hudi.stats import iso_ms, table_status
 from ..hudi.storage import Storage
@@ -28,19 +29,18 @@ from ..hudi.table import HudiTable
 from ..hudi.timeline import instant_to_epoch_ms
 from .trigger import last_threshold
 
-# extra-metadata keys of our compaction commits / plans
-K = "hoodie.etc."
-K_THRESHOLD_MS = K + "threshold.ms"
-K_PLANNING = K + "planning.seconds"
-K_EXECUTION = K + "execution.seconds"
-K_REMAINING_FILES = K + "remaining.log.files"
-K_REMAINING_BYTES = K + "remaining.log.bytes"
-K_REMAINING_MIN_ET = K + "remaining.min.event.time.ms"
-K_COMPACTED_LOGS = K + "compacted.log.files"
-K_COMPACTED_BYTES = K + "compacted.log.bytes"
-K_LINK_BYTES = K + "link.bytes.written"
-K_EXACT_SPLIT = K + "exact.split"
-K_SPLIT_RECORDS = K + "split.log.records"
+# extra-metadata keys of our compaction commits / plans (one home: hudi/etc_keys.py)
+K_THRESHOLD_MS = keys.THRESHOLD_MS
+K_PLANNING = keys.PLANNING_SECONDS
+K_EXECUTION = keys.EXECUTION_SECONDS
+K_REMAINING_FILES = keys.REMAINING_LOG_FILES
+K_REMAINING_BYTES = keys.REMAINING_LOG_BYTES
+K_REMAINING_MIN_ET = keys.REMAINING_MIN_EVENT_TIME_MS
+K_COMPACTED_LOGS = keys.COMPACTED_LOG_FILES
+K_COMPACTED_BYTES = keys.COMPACTED_LOG_BYTES
+K_LINK_BYTES = keys.LINK_BYTES_WRITTEN
+K_EXACT_SPLIT = keys.EXACT_SPLIT
+K_SPLIT_RECORDS = keys.SPLIT_LOG_RECORDS
 
 
 def _now_ms(now: _dt.datetime | None) -> int:
@@ -73,12 +73,12 @@ def compaction_history(table: HudiTable) -> list[dict]:
         out.append({
             "instant": inst.timestamp,
             "instant_time_ms": at_ms,
-            "strategy": extra.get(K + "strategy"),
+            "strategy": extra.get(keys.STRATEGY),
             "threshold_ms": th,
             "threshold": iso_ms(th),
-            "compaction_time": extra.get(K + "compaction.time"),
+            "compaction_time": extra.get(keys.COMPACTION_TIME),
             "threshold_lag_seconds_at_compaction": None if th is None else (at_ms - th) / 1000,
-            "link_mode": extra.get(K + "link.mode"),
+            "link_mode": extra.get(keys.LINK_MODE),
             "exact_split": extra.get(K_EXACT_SPLIT) == "true",
             "compacted_log_files": _i(extra.get(K_COMPACTED_LOGS)),
             "compacted_log_bytes": _i(extra.get(K_COMPACTED_BYTES)),

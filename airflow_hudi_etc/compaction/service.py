@@ -73,19 +73,19 @@ from .metrics import (
 from .strategy import CompactAllStrategy, EventTimeStrategy
 from .trigger import check_readiness, last_threshold
 
-K_THRESHOLD_MS = "hoodie.etc.threshold.ms"
-K_THRESHOLD = "hoodie.etc.threshold"
-K_LATENCY_MS = "hoodie.etc.data.latency.ms"
-K_COMPACTION_TIME = "hoodie.etc.compaction.time"
-K_STRATEGY = "hoodie.etc.strategy"
-K_LINK_MODE = "hoodie.etc.link.mode"
-K_SOURCE = "hoodie.etc.event.time.source"
-K_LINKS = "hoodie.etc.link.operations"
-K_EXACT_SPLIT = "hoodie.etc.exact.split"
-K_ET_FIELD = "hoodie.etc.event.time.field"
-#: "true" on plans whose re-exposed logs (and exact-split placeholder) were created in slice C
-#: before the plan was published: any executor, Java's included, then yields a correct slice C
-K_PRECREATED = "hoodie.etc.links.precreated"
+from ..hudi import etc_keys as keys
+
+K_THRESHOLD_MS = keys.THRESHOLD_MS
+K_THRESHOLD = keys.THRESHOLD
+K_LATENCY_MS = keys.LATENCY_MS
+K_COMPACTION_TIME = keys.COMPACTION_TIME
+K_STRATEGY = keys.STRATEGY
+K_LINK_MODE = keys.LINK_MODE
+K_SOURCE = keys.EVENT_TIME_SOURCE
+K_LINKS = keys.LINK_OPERATIONS
+K_EXACT_SPLIT = keys.EXACT_SPLIT
+K_ET_FIELD = keys.EVENT_TIME_FIELD
+K_PRECREATED = keys.LINKS_PRECREATED
 #: a crashed schedule's links (slice C not on the timeline) are removed once this old
 ORPHAN_GRACE = _dt.timedelta(minutes=15)
 
@@ -906,7 +906,7 @@ def _execute(path: str | Storage, *, instant: str | None, engine, storage_option
         if src is not None and src.min_ms is not None:
             st["minEventTime"], st["maxEventTime"] = src.min_ms, src.max_ms
     links += [{"link": st["path"], "target": None, "kind": "split"} for st in all_stats if st.get("hoodieEtcSplitLog")]
-    extra = {k: v for k, v in plan.extra.items() if k.startswith("hoodie.etc.")}
+    extra = {k: v for k, v in plan.extra.items() if k.startswith(keys.PREFIX)}
     extra[K_LINKS] = json.dumps(links)
     extra.update(_execution_figures(table, plan, all_stats, ranges))
     extra[K_EXECUTION] = f"{time.monotonic() - t0:.3f}"

@@ -12,13 +12,14 @@ import datetime as _dt
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
+from ..hudi import etc_keys as keys
 from ..hudi.coexistence import require_no_metadata_table
 from ..hudi.stats import iso_ms, pending_clustering
 from ..hudi.storage import Storage
 from ..hudi.table import HudiTable
 
-K_THRESHOLD_MS = "hoodie.etc.threshold.ms"
-K_THRESHOLD = "hoodie.etc.threshold"
+K_THRESHOLD_MS = keys.THRESHOLD_MS
+K_THRESHOLD = keys.THRESHOLD
 
 
 def last_threshold(table: HudiTable) -> tuple[int | None, str | None]:

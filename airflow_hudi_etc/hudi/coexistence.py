@@ -29,6 +29,7 @@ import os
 from dataclasses import dataclass
 from typing import Mapping
 
+from .etc_keys import EXCLUSIVE_CLEANER
 from .errors import InvalidPropertiesError, MetadataTablePresentError, UnsupportedFeatureError
 from .properties import BACKUP_FILE, PROPERTIES_FILE, TableConfig, dumps, loads
 
@@ -37,8 +38,7 @@ K_MDT_PARTITIONS = "hoodie.table.metadata.partitions"
 K_MDT_INFLIGHT = "hoodie.table.metadata.partitions.inflight"
 K_TIMEZONE = "hoodie.table.timeline.timezone"
 K_KEYGEN = "hoodie.table.keygenerator.class"
-#: our table property: "only this product cleans this table" (no Java cleaner runs): symlinks allowed
-K_EXCLUSIVE_CLEANER = "hoodie.etc.exclusive.cleaner"
+K_EXCLUSIVE_CLEANER = EXCLUSIVE_CLEANER
 #: the Java writers' JVM time zone, for tables whose timeline zone is LOCAL (or unset)
 TIMEZONE_ENV = "HUDI_ETC_TIMELINE_TIMEZONE"
 

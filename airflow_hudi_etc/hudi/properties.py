@@ -13,6 +13,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from . import etc_keys as _keys
 from .errors import (
     InvalidPropertiesError,
     TableNotFoundError,
@@ -29,7 +30,7 @@ PAYLOAD_ALIASES = {"overwrite-latest": OVERWRITE_LATEST_PAYLOAD, "event-time-ord
 DEFAULT_MERGER_STRATEGY = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
 
 #: our own table property naming the event-time field (Hudi ignores unknown keys)
-EVENT_TIME_FIELD_KEY = "hoodie.etc.event.time.field"
+EVENT_TIME_FIELD_KEY = _keys.EVENT_TIME_FIELD
 #: Hudi's own key for the event-time field of the payload (used by DefaultHoodieRecordPayload)
 HUDI_EVENT_TIME_FIELD_KEY = "hoodie.payload.event.time.field"
 

@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from . import etc_keys
 from .errors import InvalidTimelineError
 from .fsview import FileSlice, FileSystemView
 from .merge import BlockDecoder, FoldedLogs, ReadFilter, ScanStats, fold_blocks, merge_slice, queue_blocks
@@ -295,7 +296,7 @@ class HudiTable:
     @staticmethod
     def carried_over_files(meta: Mapping) -> list[str]:
         """Log files a partial compaction re-exposed (copies/links): not new data of that instant."""
-        raw = (meta.get("extraMetadata") or {}).get("hoodie.etc.link.operations")
+        raw = (meta.get("extraMetadata") or {}).get(etc_keys.LINK_OPERATIONS)
         if not raw:
             return []
         try:

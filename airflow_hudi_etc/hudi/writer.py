@@ -46,6 +46,7 @@ from . import logformat as lf
 from . import markers
 from .crash import crashpoint
 from .rollback import rollback_with_instant
+from . import etc_keys
 from .coexistence import KeyGen, key_generator
 from .errors import (
     InstantExistsError,
@@ -315,7 +316,7 @@ def _log_tag_tasks(table: HudiTable, view: FileSystemView, by_part: Mapping[str,
     exact = set()
     for inst in table.timeline.completed_compactions:
         extra = table.commit_metadata(inst).get("extraMetadata") or {}
-        if str(extra.get("hoodie.etc.exact.split", "")).lower() == "true":
+        if etc_keys.is_true(extra.get(etc_keys.EXACT_SPLIT)):
             exact.add(inst.timestamp)
     if not exact:
         return []
