@@ -65,7 +65,7 @@ from .metrics import (
     K_SPLIT_RECORDS,
 )
 from .strategy import CompactAllStrategy, EventTimeStrategy
-from .trigger import check_readiness, last_threshold
+from .trigger import check_readiness, last_threshold, threshold_ms_for
 
 LINK_TOKEN = "1-0-1"
 K_THRESHOLD_MS = "hoodie.etc.threshold.ms"
@@ -87,11 +87,17 @@ def parse_duration(s: str) -> _dt.timedelta:
     m = re.fullmatch(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?", s.upper())
     if m and s.upper() not in ("P", "PT"):
         d, h, mi, sec = m.groups()
-        return _dt.timedelta(days=int(d or 0), hours=int(h or 0), minutes=int(mi or 0), seconds=float(sec or 0))
+        try:
+            return _dt.timedelta(days=int(d or 0), hours=int(h or 0), minutes=int(mi or 0), seconds=float(sec or 0))
+        except (OverflowError, ValueError):
+            raise InvalidInputError(f"duration {s!r} is too large") from None
     parts = re.findall(r"(\d+(?:\.\d+)?)([dhms])", s.lower())
     if parts and "".join(a + b for a, b in parts) == s.lower():
         unit = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
-        return sum((_dt.timedelta(**{unit[u]: float(v)}) for v, u in parts), _dt.timedelta())
+        try:
+            return sum((_dt.timedelta(**{unit[u]: float(v)}) for v, u in parts), _dt.timedelta())
+        except (OverflowError, ValueError):
+            raise InvalidInputError(f"duration {s!r} is too large") from None
     raise InvalidInputError(f"duration {s!r}: use e.g. 30m, 2h, 1d or PT2H")
 
 
@@ -100,9 +106,32 @@ def parse_time(s: str | None) -> _dt.datetime:
         return _dt.datetime.now(_dt.timezone.utc)
     try:
         dt = _dt.datetime.fromisoformat(s.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise InvalidInputError(f"compaction time {s!r} is not ISO-8601") from None
-    return dt if dt.tzinfo else dt.replace(tzinfo=_dt.timezone.utc)
+        dt = dt if dt.tzinfo else dt.replace(tzinfo=_dt.timezone.utc)
+        dt.astimezone(_dt.timezone.utc)  # 0001-01-01T00:30+01:00 is before year 1 in UTC
+    except (ValueError, OverflowError):
+        raise InvalidInputError(f"compaction time {s!r} is not an ISO-8601 time in years 1..9999") from None
+    return dt
+
+
+#: how far ahead of this machine's clock a compaction time may be (another machine's clock)
+CLOCK_SKEW_ENV = "HUDI_ETC_MAX_CLOCK_SKEW"
+DEFAULT_CLOCK_SKEW = "5m"
+
+
+def max_clock_skew() -> _dt.timedelta:
+    """``$HUDI_ETC_MAX_CLOCK_SKEW`` (a duration, e.g. ``30s``), default 5 minutes."""
+    return parse_duration(os.environ.get(CLOCK_SKEW_ENV, "").strip() or DEFAULT_CLOCK_SKEW)
+
+
+def check_not_future(ct: _dt.datetime, now: _dt.datetime | None = None) -> None:
+    """Refuse a compaction time later than now + the allowed clock skew: its threshold would claim
+    event times that have not happened yet (and block every later compaction)."""
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    skew = max_clock_skew()
+    if ct > now + skew:
+        raise InvalidInputError(
+            f"compaction time {ct.isoformat()} is in the future (now {now.isoformat(timespec='seconds')}, "
+            f"allowed clock skew {skew}, ${CLOCK_SKEW_ENV}): its threshold would be false")
 
 
 @dataclass(frozen=True)
@@ -243,7 +272,8 @@ def schedule(
         raise InvalidInputError(f"{storage.protocol} storage has no symlinks: use copy")
     mode = ("symlink" if storage.supports_symlinks else "copy") if link_mode == "auto" else link_mode
     ct = parse_time(compaction_time)
-    threshold_ms = int((ct - parse_duration(data_latency)).timestamp() * 1000)
+    check_not_future(ct)
+    threshold_ms = threshold_ms_for(ct, parse_duration(data_latency))
     table = HudiTable.load(storage)
     tl = table.timeline
     et_field = event_time_field or table.config.event_time_field
@@ -655,7 +685,7 @@ def _write_split_log(t: CompactTask, late: pa.Table, et: str, base_name: str) ->
     rel = op.path(name)
     late = late.set_column(late.schema.get_field_index(FILE_NAME), FILE_NAME,
                            pa.array([op.file_id] * late.num_rows, pa.string()))
-    data = lf.encode_data_block(t.instant, t.schema_json, late.to_pylist())
+    data = lf.encode_data_block(t.instant, t.schema_json, late.to_pylist(maps_as_pydicts="strict"))
     _create_once(t.storage, rel, data)
     crashpoint("execute.after-split-log")
     mm = pc.min_max(event_time_millis(late.column(et)))

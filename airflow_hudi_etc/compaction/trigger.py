@@ -12,6 +12,7 @@ import datetime as _dt
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
+from ..hudi.errors import InvalidInputError
 from ..hudi.stats import iso_ms, pending_clustering
 from ..hudi.storage import Storage
 from ..hudi.table import HudiTable
@@ -29,10 +30,19 @@ def last_threshold(table: HudiTable) -> tuple[int | None, str | None]:
     return None, None
 
 
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_MIN_MS = -62_135_596_800_000  # 0001-01-01T00:00:00Z
+
+
 def threshold_ms_for(compaction_time: _dt.datetime, data_latency: _dt.timedelta) -> int:
+    """``compaction_time − data_latency`` in epoch ms (integer arithmetic: exact before 1970 too);
+    :class:`InvalidInputError` when it falls before year 1."""
     if compaction_time.tzinfo is None:
         compaction_time = compaction_time.replace(tzinfo=_dt.timezone.utc)
-    return int((compaction_time - data_latency).timestamp() * 1000)
+    ms = (compaction_time - _EPOCH) // _dt.timedelta(milliseconds=1) - data_latency // _dt.timedelta(milliseconds=1)
+    if ms < _MIN_MS:
+        raise InvalidInputError(f"threshold {compaction_time.isoformat()} − {data_latency} falls before year 1")
+    return ms
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,7 @@ from .schema import (
     RECORD_KEY,
     arrow_schema_from_avro,
     avro_schema_from_arrow,
+    check_avro_names,
     conform,
     event_time_millis,
     normalize_input,
@@ -210,7 +211,10 @@ def _partition_values(table: pa.Table, field: str, hive_style: bool) -> pa.Array
     strs = pc.cast(col, pa.string())
     if hive_style:
         strs = pc.binary_join_element_wise(pa.scalar(f"{field}="), strs, "")
-    bad = [v for v in set(strs.to_pylist()) if "/" in v.split("=", 1)[-1] or v.startswith(".") or ".." in v]
+    # a value is one folder name: no separator, not "." / ".." (names merely holding dots, e.g.
+    # "v1..2", are fine), not hidden (Hudi's partition listing skips names starting with ".")
+    bad = [v for v in set(strs.to_pylist())
+           if any(c in v.split("=", 1)[-1] for c in "/\\\x00") or v.startswith(".") or v.split("=", 1)[-1] in ("", ".", "..")]
     if bad:
         raise InvalidInputError(f"partition values {bad[:3]} are not usable folder names")
     return strs.combine_chunks() if isinstance(strs, pa.ChunkedArray) else strs
@@ -236,6 +240,7 @@ def prepare_batch(table: HudiTable, batch: pa.Table, operation: str) -> pa.Table
     bad = [c for c in batch.column_names if c in META_FIELDS]
     if bad:
         batch = batch.drop_columns(bad)
+    check_avro_names(batch.schema)
     batch = normalize_input(batch)
     if cfg.event_time_field and cfg.event_time_field in batch.column_names:
         event_time_millis(batch.column(cfg.event_time_field), cfg.event_time_field)  # validates
@@ -515,7 +520,7 @@ def encode_log_file(unit: WriteUnit, rows: pa.Table) -> bytes:
     meta[RECORD_KEY] = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
     data = conform(rows, pa.schema([f for f in schema if f.name not in META_FIELDS]))
     out = pa.Table.from_arrays([meta[m] for m in META_FIELDS] + list(data.columns), schema=schema)
-    return lf.encode_data_block(unit.instant, unit.avro_schema_json, out.to_pylist())
+    return lf.encode_data_block(unit.instant, unit.avro_schema_json, out.to_pylist(maps_as_pydicts="strict"))
 
 
 def write_unit(unit: WriteUnit) -> dict:
@@ -858,6 +863,9 @@ def _check_types(batch: pa.Table, schema: pa.Schema) -> None:
             continue
         got = batch.schema.field(f.name).type
         if got == f.type or pa.types.is_null(got) or (got, f.type) in _WIDENINGS:
+            continue
+        col = batch.column(f.name)
+        if col.null_count == len(col):  # all null (JSON's null column arrives as string): fits any type
             continue
         if pa.types.is_timestamp(got) and pa.types.is_timestamp(f.type):
             continue

@@ -1,0 +1,171 @@
+"""Correctness issue items 4, 6, 8, 9, 10, 11: bad input is a typed error with nothing written,
+thresholds are never false, ``validate`` sees damage, retries write nothing new.
+
+Judged by hudi-rs (what a stock reader makes of the table), by fixed values, and by the bytes and
+folders of the table before and after a refusal.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from airflow_hudi_etc.cli import main as cli_main
+from airflow_hudi_etc.hudi.errors import HudiEtcError, InvalidInputError
+from airflow_hudi_etc.hudi.storage import Storage
+from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from oracle import hudi_rs_read
+
+REPO = Path(__file__).resolve().parents[1]
+T0 = 1_700_000_000_000  # 2023-11-14T22:13:20Z
+H = 3_600_000
+
+
+def snapshot(path: Path) -> dict:
+    """Every file (bytes, or a symlink's target) and every folder under ``path``."""
+    out = {}
+    for p in sorted(path.rglob("*")):
+        rel = str(p.relative_to(path))
+        if p.is_symlink():
+            out[rel] = ("link", os.readlink(p))
+        elif p.is_dir():
+            out[rel] = ("dir",)
+        else:
+            out[rel] = ("file", p.read_bytes())
+    return out
+
+
+def new_table(path: Path, **kw) -> Path:
+    init_table(Storage(str(path)), table_name="trips", record_key="id", precombine_field="ts",
+               event_time_field="et", **kw)
+    return path
+
+
+def run_cli(capsys, *args):
+    rc = cli_main([str(a) for a in args])
+    cap = capsys.readouterr()
+    return rc, json.loads(cap.out)
+
+
+def iso(ms: int) -> str:
+    return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+# ------------------------------------------------------------------ item 4: Avro names
+@pytest.mark.parametrize("name", ["my-col", "a.b", "café", "1col", "sp ace"])
+def test_column_names_that_are_not_avro_names_are_refused_before_anything_is_written(tmp_path, name):
+    path = new_table(tmp_path / "t")
+    write_batch(str(path), pa.table({"id": ["a"], "ts": [1], "et": [T0]}))
+    before = snapshot(path)
+    with pytest.raises(InvalidInputError, match="not a valid Avro name"):
+        write_batch(str(path), pa.table({"id": ["b"], "ts": [1], "et": [T0], name: [1]}))
+    nested = pa.array([{name: 1}], pa.struct([pa.field(name, pa.int64())]))
+    with pytest.raises(InvalidInputError, match="not a valid Avro name"):
+        write_batch(str(path), pa.table({"id": ["b"], "ts": [1], "et": [T0], "s": nested}))
+    assert snapshot(path) == before
+    assert sorted(hudi_rs_read(path).column("id").to_pylist()) == ["a"]
+
+
+def test_valid_avro_names_are_written_and_read_by_hudi_rs(tmp_path):
+    path = new_table(tmp_path / "t")
+    write_batch(str(path), pa.table({"id": ["a"], "ts": [1], "et": [T0], "_x9": [7], "CamelCase": ["c"]}))
+    rows = hudi_rs_read(path).to_pylist()
+    assert [(r["id"], r["_x9"], r["CamelCase"]) for r in rows] == [("a", 7, "c")]
+
+
+# ------------------------------------------------------------------ item 9: untyped crashes
+def test_updating_a_row_with_a_map_column_works_and_hudi_rs_reads_the_update(tmp_path):
+    path = new_table(tmp_path / "t")
+    mtype = pa.map_(pa.string(), pa.int64())
+    write_batch(str(path), pa.table({"id": ["a", "b"], "ts": [1, 1], "et": [T0, T0],
+                                     "m": pa.array([[("k", 1)], [("z", 0)]], mtype)}))
+    write_batch(str(path), pa.table({"id": ["a"], "ts": [2], "et": [T0 + 1],
+                                     "m": pa.array([[("k", 2), ("j", 3)]], mtype)}))
+    got = {r["id"]: sorted(r["m"]) for r in hudi_rs_read(path).to_pylist()}
+    assert got == {"a": [("j", 3), ("k", 2)], "b": [("z", 0)]}
+
+
+@pytest.mark.parametrize("value,match", [
+    (float("nan"), "NaN or infinite"), (float("inf"), "NaN or infinite"), (-float("inf"), "NaN or infinite"),
+    (1e300, "outside years 1..9999"), (2**62, "outside years 1..9999"), (-2**62, "outside years 1..9999"),
+])
+def test_event_times_that_are_no_time_are_refused(tmp_path, value, match):
+    path = new_table(tmp_path / "t")
+    before = snapshot(path)
+    with pytest.raises(InvalidInputError, match=match):
+        write_batch(str(path), pa.table({"id": ["a", "b"], "ts": [1, 1], "et": [T0 // 1000, value]}))
+    assert snapshot(path) == before
+
+
+def test_nanosecond_timestamps_are_floored_to_the_microsecond(tmp_path):
+    path = new_table(tmp_path / "t")
+    ns = [1_700_000_000_123_456_789, -1_500]  # the second one: 1.5 µs before 1970
+    write_batch(str(path), pa.table({"id": ["a", "b"], "ts": [1, 1], "et": pa.array(ns, pa.timestamp("ns")),
+                                     "x": pa.array(ns, pa.timestamp("ns", tz="Europe/Paris"))}))
+    rows = {r["id"]: r for r in hudi_rs_read(path).to_pylist()}
+    utc = dt.timezone.utc
+    assert rows["a"]["x"] == dt.datetime(2023, 11, 14, 22, 13, 20, 123456, tzinfo=utc)
+    assert rows["b"]["x"] == dt.datetime(1969, 12, 31, 23, 59, 59, 999998, tzinfo=utc)
+    stats = [s for ss in json.loads(next((path / ".hoodie").glob("*.deltacommit")).read_text())
+             ["partitionToWriteStats"].values() for s in ss]
+    assert stats[0]["minEventTime"] == -1 and stats[0]["maxEventTime"] == 1_700_000_000_123
+
+
+def test_pre_1970_iso_times_with_a_sub_millisecond_part_floor_to_the_millisecond(tmp_path):
+    from airflow_hudi_etc.hudi.schema import parse_iso_millis
+
+    assert parse_iso_millis("1969-12-31T23:59:59.9995Z") == -1
+    assert parse_iso_millis("1969-12-31T23:59:59.000001Z") == -1000
+    assert parse_iso_millis("1960-01-01T00:00:00.0005+00:00") == -315_619_200_000
+    assert parse_iso_millis("2023-11-14T22:13:20.1239Z") == T0 + 123
+    with pytest.raises(InvalidInputError):
+        parse_iso_millis("0001-01-01T00:30:00+01:00")
+    path = new_table(tmp_path / "t")
+    (tmp_path / "b.jsonl").write_text('{"id":"a","ts":1,"et":"1969-12-31T23:59:59.9995Z"}\n')
+    from airflow_hudi_etc.hudi.writer import read_input
+
+    write_batch(str(path), read_input(str(tmp_path / "b.jsonl")))
+    stats = [s for ss in json.loads(next((path / ".hoodie").glob("*.deltacommit")).read_text())
+             ["partitionToWriteStats"].values() for s in ss]
+    assert stats[0]["minEventTime"] == -1
+
+
+# ------------------------------------------------------------------ item 10 (writer side)
+def test_an_all_null_column_fits_the_table_type(tmp_path):
+    path = new_table(tmp_path / "t")
+    write_batch(str(path), pa.table({"id": ["a"], "ts": [1], "et": [T0], "v": [1.5]}))
+    (tmp_path / "b.jsonl").write_text('{"id":"b","ts":1,"et":1,"v":null}\n{"id":"a","ts":2,"et":2,"v":null}\n')
+    from airflow_hudi_etc.hudi.writer import read_input
+
+    batch = read_input(str(tmp_path / "b.jsonl"))
+    assert pa.types.is_null(batch.schema.field("v").type)
+    write_batch(str(path), batch)
+    assert {r["id"]: r["v"] for r in hudi_rs_read(path).to_pylist()} == {"a": None, "b": None}
+    # a column with values of the wrong type is still refused
+    with pytest.raises(InvalidInputError, match="column 'v'"):
+        write_batch(str(path), pa.table({"id": ["c"], "ts": [1], "et": [T0], "v": ["text"]}))
+
+
+@pytest.mark.parametrize("value,ok", [("v1..2", True), ("a.b", True), ("..", False), (".", False),
+                                      (".hidden", True), ("a/b", False), ("a\\b", False)])
+def test_partition_values_are_refused_only_when_they_are_no_folder_name(tmp_path, value, ok):
+    """Hive-style partition folders ``p=<value>``: dots inside a value are fine."""
+    path = new_table(tmp_path / "t", partition_field="p")
+    before = snapshot(path)
+    batch = pa.table({"id": ["a"], "ts": [1], "et": [T0], "p": [value]})
+    if not ok:
+        with pytest.raises(InvalidInputError, match="folder names"):
+            write_batch(str(path), batch)
+        assert snapshot(path) == before
+        return
+    write_batch(str(path), batch)
+    rows = hudi_rs_read(path).to_pylist()
+    assert [(r["id"], r["p"], r["_hoodie_partition_path"]) for r in rows] == [("a", value, f"p={value}")]
