@@ -169,3 +169,170 @@ def test_partition_values_are_refused_only_when_they_are_no_folder_name(tmp_path
     write_batch(str(path), batch)
     rows = hudi_rs_read(path).to_pylist()
     assert [(r["id"], r["p"], r["_hoodie_partition_path"]) for r in rows] == [("a", value, f"p={value}")]
+
+
+# ------------------------------------------------------------------ item 8: read --as-of
+def two_days(tmp_path) -> Path:
+    path = new_table(tmp_path / "t")
+    utc = dt.timezone.utc
+    write_batch(str(path), pa.table({"id": ["a"], "ts": [1], "et": [T0], "v": [1]}),
+                now=dt.datetime(2026, 1, 1, 10, 0, 0, tzinfo=utc))
+    write_batch(str(path), pa.table({"id": ["a", "b"], "ts": [2, 2], "et": [T0, T0], "v": [2, 1]}),
+                now=dt.datetime(2026, 1, 2, 10, 0, 0, 500_000, tzinfo=utc))
+    assert sorted(p.name.split(".")[0] for p in (path / ".hoodie").glob("*.deltacommit")) == [
+        "20260101100000000", "20260102100000500"]
+    return path
+
+
+@pytest.mark.parametrize("as_of,instant,expect", [
+    ("2026-01-02", "20260102000000000", {"a": 1}),
+    ("2026-01-03", "20260103000000000", {"a": 2, "b": 1}),
+    ("2026-01-02 10:00:00", "20260102100000000", {"a": 1}),
+    ("2026-01-02 10:00:00.500", "20260102100000500", {"a": 2, "b": 1}),
+    ("20260102100000500", "20260102100000500", {"a": 2, "b": 1}),
+    ("20260102100000499", "20260102100000499", {"a": 1}),
+])
+def test_as_of_takes_the_formats_hudi_takes(tmp_path, capsys, as_of, instant, expect):
+    path = two_days(tmp_path)
+    rc, out = run_cli(capsys, "read", "--path", path, "--as-of", as_of, "--output", tmp_path / "o.parquet")
+    assert rc == 0 and out["as_of"] == instant
+    ours = {r["id"]: r["v"] for r in pq.read_table(tmp_path / "o.parquet").to_pylist()}
+    theirs = {r["id"]: r["v"] for r in hudi_rs_read(path, as_of=instant).to_pylist()}
+    assert ours == theirs == expect
+
+
+@pytest.mark.parametrize("as_of", ["garbage", "2026-01-02T10:00:00", "2026-13-01", "20261301000000", "",
+                                   "2026-01-02 10:00", " 2026-01-02", "1767348000000"])
+def test_as_of_refuses_anything_else(tmp_path, capsys, as_of):
+    path = two_days(tmp_path)
+    out_file = tmp_path / "o.parquet"
+    rc, out = run_cli(capsys, "read", "--path", path, "--as-of", as_of, "--output", out_file)
+    assert rc == 2 and out["error"]["code"] == "invalid_input" and "yyyy-MM-dd" in out["error"]["message"]
+    assert not out_file.exists()
+
+
+# ------------------------------------------------------------------ item 9: reads of damaged tables, CLI
+def test_a_truncated_base_file_or_a_deleted_link_target_is_a_typed_read_error(tmp_path, capsys):
+    from airflow_hudi_etc.hudi.table import HudiTable
+
+    path = two_days(tmp_path)
+    base = next(path.glob("*.parquet"))
+    data = base.read_bytes()
+    base.write_bytes(data[: len(data) // 2])
+    rc, out = run_cli(capsys, "read", "--path", path, "--output", tmp_path / "o.parquet")
+    assert rc == 2 and out["error"]["code"] == "corrupt_data_file" and base.name in out["error"]["message"]
+    assert not (tmp_path / "o.parquet").exists()
+    base.write_bytes(data)
+    log = next(path.glob(".*.log.*"))
+    moved = tmp_path / "moved"
+    os.rename(log, moved)
+    os.symlink(str(moved), log)
+    assert HudiTable.load(str(path)).read().num_rows == 2  # through the link
+    os.unlink(moved)
+    with pytest.raises(HudiEtcError) as e:
+        HudiTable.load(str(path)).read()
+    assert e.value.code == "missing_data_file" and log.name in str(e.value)
+
+
+@pytest.mark.parametrize("output", ["missing-folder/o.parquet", "a-file/o.parquet", "."])
+def test_an_unwritable_output_is_refused_before_reading(tmp_path, capsys, output):
+    path = two_days(tmp_path)
+    (tmp_path / "a-file").write_text("x")
+    os.chdir(tmp_path)
+    rc, out = run_cli(capsys, "read", "--path", path, "--output", output)
+    assert rc == 2 and out["error"]["code"] == "invalid_input" and "--output" in out["error"]["message"]
+
+
+def _cli_env() -> dict:
+    return {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def test_a_closed_stdout_ends_the_command_quietly(tmp_path):
+    """``hudi-etc ... | head``: the reader is gone before the JSON is written."""
+    path = two_days(tmp_path)
+    r, w = os.pipe()
+    os.close(r)  # the reader went away: every write to w fails with EPIPE
+    try:
+        proc = subprocess.run([sys.executable, "-m", "airflow_hudi_etc.cli", "status", "--path", str(path)],
+                              stdout=w, stderr=subprocess.PIPE, env=_cli_env(), timeout=120)
+    finally:
+        os.close(w)
+    assert proc.returncode == 141, proc.stderr.decode()
+    assert b"Traceback" not in proc.stderr and b"Exception ignored" not in proc.stderr
+
+
+@pytest.mark.parametrize("args,match", [
+    (["init", "--path", "x"], "the following arguments are required"),
+    (["frobnicate"], "invalid choice"),
+    (["write", "--path", "x", "--input", "y", "--operation", "merge"], "invalid choice"),
+    (["clean", "--path", "x", "--retain-commits", "many"], "invalid int value"),
+])
+def test_argument_errors_print_the_json_error_envelope(capsys, args, match):
+    rc, out = run_cli(capsys, *args)
+    assert rc == 2
+    assert out["error"]["code"] == "invalid_arguments" and out["error"]["type"] == "ArgumentError"
+    assert match in out["error"]["message"]
+
+
+def test_help_still_prints_help(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli_main(["--help"])
+    assert e.value.code == 0 and "reset-threshold" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ item 11: leftovers and retries
+def test_a_refused_or_committed_write_leaves_no_marker_folder(tmp_path):
+    path = new_table(tmp_path / "t")
+    write_batch(str(path), pa.table({"id": ["a"], "ts": [1], "et": [T0], "v": [1]}))
+    assert not list((path / ".hoodie" / ".temp").iterdir())
+    before = snapshot(path)
+    import airflow_hudi_etc.hudi.writer as w
+
+    real = w.write_unit
+
+    def failing(unit):
+        real(unit)
+        raise OSError("disk full (injected)")
+
+    w.write_unit = failing
+    try:
+        with pytest.raises(OSError, match="injected"):
+            write_batch(str(path), pa.table({"id": ["b"], "ts": [1], "et": [T0], "v": [1]}))
+    finally:
+        w.write_unit = real
+    assert snapshot(path) == before  # folders included: no .hoodie/.temp/<instant>/
+
+
+def test_retried_rollbacks_add_no_rollback_instant(tmp_path):
+    from airflow_hudi_etc.compaction.service import execute, rollback, schedule
+
+    path = new_table(tmp_path / "t")
+    write_batch(str(path), pa.table({"id": ["a"], "ts": [1], "et": [T0], "v": [1]}))
+    write_batch(str(path), pa.table({"id": ["a"], "ts": [2], "et": [T0], "v": [2]}))
+    plan = schedule(str(path), data_latency="1h", compaction_time=iso(T0 + 2 * H)).instant
+    assert plan
+    before = snapshot(path)
+    for _ in range(3):  # a plan never executed: nothing to roll back
+        assert rollback(str(path), instant=plan) == {"instant": plan, "status": "requested", "files_removed": 0,
+                                                     "rollback_instant": None}
+    assert snapshot(path) == before
+    import airflow_hudi_etc.compaction.service as svc
+
+    def crash(name):
+        if name == "execute.before-commit":
+            raise RuntimeError("crash (injected)")
+
+    real = svc.crashpoint
+    svc.crashpoint = crash
+    try:
+        with pytest.raises(RuntimeError):
+            execute(str(path))
+    finally:
+        svc.crashpoint = real
+    first = rollback(str(path), instant=plan)
+    assert first["files_removed"] > 0 and first["rollback_instant"]
+    after_first = snapshot(path)
+    again = rollback(str(path), instant=plan)
+    assert again["files_removed"] == 0 and again["rollback_instant"] is None
+    assert snapshot(path) == after_first
+    assert len(list((path / ".hoodie").glob("*.rollback"))) == 1

@@ -113,6 +113,10 @@ def table_metrics(
     else:
         th_inst, th_extra = None, {}
     th = _i(th_extra.get(K_THRESHOLD_MS))
+    if th is not None:  # lowered by hudi-etc reset-threshold
+        from .threshold_reset import resets_of
+
+        th = min([th] + resets_of(table.storage, th_inst))
     pending = list(st["pending_compactions"])
     oldest = min((instant_to_epoch_ms(p) for p in pending), default=None)
     m = {

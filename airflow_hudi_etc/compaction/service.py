@@ -882,6 +882,11 @@ def rollback(path: str | Storage, *, instant: str, storage_options: Mapping[str,
         return {"instant": instant, "status": "nothing to roll back"}
     if insts[0].is_completed:
         raise InvalidTimelineError(f"compaction {instant} is completed; it cannot be rolled back here")
+    if insts[0].state is State.REQUESTED:
+        # never executed, or already rolled back (a retry): execute writes its inflight file
+        # before any data file and a rollback removes it last, so there is nothing to undo and
+        # no rollback instant to record
+        return {"instant": instant, "status": "requested", "files_removed": 0, "rollback_instant": None}
     plan = read_plan(table, instant)
     files: dict[str, list[str]] = {}
     listings: dict[str, list] = {}

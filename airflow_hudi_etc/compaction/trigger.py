@@ -21,13 +21,34 @@ K_THRESHOLD_MS = "hoodie.etc.threshold.ms"
 K_THRESHOLD = "hoodie.etc.threshold"
 
 
-def last_threshold(table: HudiTable) -> tuple[int | None, str | None]:
-    """(threshold ms, instant) of the latest completed event-time compaction, or (None, None)."""
+def published_threshold(table: HudiTable) -> tuple[int | None, str | None, dict]:
+    """(threshold ms, instant, extra metadata) the latest completed event-time compaction
+    published in its commit, or (None, None, {}); resets not applied."""
     for inst in reversed(table.timeline.completed_compactions):
-        v = table.commit_metadata(inst).get("extraMetadata", {}).get(K_THRESHOLD_MS)
+        extra = table.commit_metadata(inst).get("extraMetadata") or {}
+        v = extra.get(K_THRESHOLD_MS)
         if v is not None:
-            return int(v), inst.timestamp
-    return None, None
+            return int(v), inst.timestamp, extra
+    return None, None, {}
+
+
+def threshold_info(table: HudiTable) -> tuple[int | None, str | None, int | None]:
+    """(threshold ms, instant, published ms if a reset lowered it else None) of the latest
+    completed event-time compaction, resets (``hudi-etc reset-threshold``) applied."""
+    from .threshold_reset import resets_of
+
+    ms, inst, _ = published_threshold(table)
+    if ms is None:
+        return None, None, None
+    lowered = min([ms] + resets_of(table.storage, inst))
+    return lowered, inst, (ms if lowered < ms else None)
+
+
+def last_threshold(table: HudiTable) -> tuple[int | None, str | None]:
+    """(threshold ms, instant) of the latest completed event-time compaction, or (None, None);
+    a threshold lowered by ``hudi-etc reset-threshold`` counts as lowered."""
+    ms, inst, _ = threshold_info(table)
+    return ms, inst
 
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)

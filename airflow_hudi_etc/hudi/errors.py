@@ -91,3 +91,15 @@ class UnsafePathError(HudiEtcError):
     """A plan or commit names a path outside the table (``..``, absolute, other scheme)."""
 
     code = "unsafe_path"
+
+
+class MissingDataFileError(HudiEtcError):
+    """A data file the timeline needs is gone (deleted, or a symlink whose target is gone)."""
+
+    code = "missing_data_file"
+
+
+class CorruptDataFileError(HudiEtcError):
+    """A base file is not readable Parquet (truncated or damaged)."""
+
+    code = "corrupt_data_file"

@@ -642,6 +642,7 @@ def _remove_instant_files(storage: Storage, instant: str, *, record: bool = Fals
         storage.delete(m.path)
     for state in (State.INFLIGHT, State.REQUESTED):
         storage.delete(Instant(instant, Action.DELTA_COMMIT, state).path())
+    storage.remove_empty_dir(_marker_dir(instant))
     return removed
 
 
@@ -839,6 +840,7 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
         raise
     for m in storage.list(_marker_dir(instant)):
         storage.delete(m.path)
+    storage.remove_empty_dir(_marker_dir(instant))
     return WriteResult(
         instant=instant,
         operation=operation,
