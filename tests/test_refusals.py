@@ -336,3 +336,146 @@ def test_retried_rollbacks_add_no_rollback_instant(tmp_path):
     assert again["files_removed"] == 0 and again["rollback_instant"] is None
     assert snapshot(path) == after_first
     assert len(list((path / ".hoodie").glob("*.rollback"))) == 1
+
+
+# ------------------------------------------------------------------ item 10: validate sees damage
+def compacted_table(tmp_path) -> Path:
+    from airflow_hudi_etc.compaction.service import execute, schedule
+
+    path = new_table(tmp_path / "t", partition_field="p")
+    write_batch(str(path), pa.table({"id": ["a", "b"], "ts": [1, 1], "et": [T0, T0], "p": ["x", "y"]}))
+    write_batch(str(path), pa.table({"id": ["a"], "ts": [2], "et": [T0 + H], "p": ["x"]}))
+    write_batch(str(path), pa.table({"id": ["b"], "ts": [2], "et": [T0 + 5 * H], "p": ["y"]}))
+    assert schedule(str(path), data_latency="1h", compaction_time=iso(T0 + 3 * H)).instant
+    assert execute(str(path))["status"] == "completed"
+    write_batch(str(path), pa.table({"id": ["a"], "ts": [3], "et": [T0 + 6 * H], "p": ["x"]}))
+    return path
+
+
+def problems(path) -> list[tuple[str, str]]:
+    from airflow_hudi_etc.compaction.validate import validate
+
+    r = validate(str(path))
+    assert r["ok"] == (not r["problems"])
+    return sorted((p["kind"], p["path"]) for p in r["problems"])
+
+
+def test_validate_reports_a_deleted_log_a_truncated_base_and_a_corrupt_commit(tmp_path):
+    path = compacted_table(tmp_path)
+    assert problems(path) == []
+    current_log = max((p for p in path.rglob(".*.log.*") if not p.is_symlink()), key=lambda p: p.stat().st_mtime)
+    current_log.unlink()
+    assert problems(path) == [("missing-file", str(current_log.relative_to(path)))]
+
+    path = compacted_table(tmp_path / "2")
+    base = max(path.rglob("*.parquet"), key=lambda p: p.name.rsplit("_", 1)[1])  # the compaction's
+    base.write_bytes(base.read_bytes()[:-20])
+    assert problems(path) == [("corrupt-base", str(base.relative_to(path)))]
+
+    path = compacted_table(tmp_path / "3")
+    commit = sorted((path / ".hoodie").glob("*.deltacommit"))[1]
+    commit.write_bytes(commit.read_bytes()[:40])
+    assert problems(path) == [("corrupt-instant", f".hoodie/{commit.name}")]
+
+
+# ------------------------------------------------------------------ item 6: no false thresholds
+def test_a_compaction_time_in_the_future_is_refused_with_the_allowed_skew(tmp_path, monkeypatch):
+    from airflow_hudi_etc.compaction.service import schedule
+
+    path = new_table(tmp_path / "t")
+    write_batch(str(path), pa.table({"id": ["a"], "ts": [1], "et": [T0]}))
+    write_batch(str(path), pa.table({"id": ["a"], "ts": [2], "et": [T0]}))
+    before = snapshot(path)
+    now = dt.datetime.now(dt.timezone.utc)
+    for ahead, latency in ((dt.timedelta(minutes=10), "0s"), (dt.timedelta(days=1), "2h"),
+                           (dt.timedelta(days=365 * 900), "1h")):
+        with pytest.raises(InvalidInputError, match=r"in the future .*allowed clock skew 0:05:00"):
+            schedule(str(path), data_latency=latency, compaction_time=(now + ahead).isoformat())
+    monkeypatch.setenv("HUDI_ETC_MAX_CLOCK_SKEW", "30s")
+    with pytest.raises(InvalidInputError, match="allowed clock skew 0:00:30"):
+        schedule(str(path), data_latency="0s", compaction_time=(now + dt.timedelta(minutes=2)).isoformat())
+    for bad in ("999999999999d", "100000000h"):
+        with pytest.raises(InvalidInputError):
+            schedule(str(path), data_latency=bad)
+    with pytest.raises(InvalidInputError, match="before year 1"):
+        schedule(str(path), data_latency="1h", compaction_time="0001-01-01T00:00:00Z")
+    assert snapshot(path) == before
+    monkeypatch.delenv("HUDI_ETC_MAX_CLOCK_SKEW")
+    # within the skew is fine (another machine's clock a little ahead)
+    assert schedule(str(path), data_latency="0s", compaction_time=(now + dt.timedelta(minutes=4)).isoformat()).instant
+
+
+def test_a_threshold_published_by_mistake_is_withdrawn_with_reset_threshold(tmp_path, capsys, monkeypatch):
+    from airflow_hudi_etc.compaction.metrics import table_metrics
+    from airflow_hudi_etc.compaction.service import execute, schedule
+    from airflow_hudi_etc.hudi.timeline import parse_instant_time
+
+    path = new_table(tmp_path / "t")
+    now = dt.datetime.now(dt.timezone.utc)
+    now_ms = int(now.timestamp() * 1000)
+    write_batch(str(path), pa.table({"id": ["a", "b"], "ts": [1, 1], "et": [now_ms - 48 * H] * 2, "v": [1, 1]}))
+    write_batch(str(path), pa.table({"id": ["a"], "ts": [2], "et": [now_ms - 47 * H], "v": [2]}))
+    # an older release (or a wrong clock) published a threshold 30 days ahead
+    monkeypatch.setenv("HUDI_ETC_MAX_CLOCK_SKEW", "3650d")
+    false = schedule(str(path), data_latency="1h", compaction_time=(now + dt.timedelta(days=30)).isoformat())
+    monkeypatch.delenv("HUDI_ETC_MAX_CLOCK_SKEW")
+    assert execute(str(path))["status"] == "completed"
+    c = false.instant
+    # a late record, event time 10 hours ago, arrives: the false threshold hides it from RO forever
+    write_batch(str(path), pa.table({"id": ["b"], "ts": [3], "et": [now_ms - 10 * H], "v": [3]}))
+    blocked = schedule(str(path), data_latency="1h")
+    assert blocked.instant is None and "not past the last compacted threshold" in blocked.reason
+
+    aux = path / ".hoodie" / ".aux"
+    rc, out = run_cli(capsys, "reset-threshold", "--path", path, "--to", iso(now_ms + H))
+    assert rc == 2 and out["error"]["code"] == "invalid_input"  # future
+    rc, out = run_cli(capsys, "reset-threshold", "--path", path, "--instant", "20200101000000000")
+    assert rc == 2 and "not '20200101000000000'" in out["error"]["message"]
+    timeline_before = sorted(p.name for p in (path / ".hoodie").iterdir())
+    rc, out = run_cli(capsys, "reset-threshold", "--path", path)
+    # default: the threshold it could claim when it ran, its instant time minus its data latency
+    truthful = int(parse_instant_time(c).timestamp() * 1000) - H
+    assert rc == 0 and out["status"] == "reset" and out["threshold_ms"] == truthful
+    assert out["published_threshold_ms"] == false.threshold_ms and out["instant"] == c
+    assert sorted(p.name for p in (path / ".hoodie").iterdir()) == timeline_before  # nothing on the timeline
+    after = snapshot(aux)
+    rc, again = run_cli(capsys, "reset-threshold", "--path", path)  # a retry
+    assert rc == 0 and again["status"] == "unchanged" and again["threshold_ms"] == truthful
+    rc, out = run_cli(capsys, "reset-threshold", "--path", path, "--to", iso(truthful + 1))
+    assert rc == 2 and "only lowers" in out["error"]["message"]
+    assert snapshot(aux) == after
+    assert table_metrics(str(path))["threshold_ms"] == truthful
+
+    # the next compaction goes ahead and RO gets the late record (judged by hudi-rs)
+    res = schedule(str(path), data_latency="1h")
+    assert res.instant and res.threshold_ms > truthful
+    assert execute(str(path))["status"] == "completed"
+    ro = {r["id"]: r["v"] for r in hudi_rs_read(path, read_optimized=True).to_pylist()}
+    assert ro == {"a": 2, "b": 3}
+    assert table_metrics(str(path))["threshold_ms"] == res.threshold_ms
+
+
+@pytest.mark.spark
+def test_sync_catalog_republishes_a_withdrawn_threshold(tmp_path):
+    """The catalog never moves a threshold back, except one of the same compaction lowered by
+    reset-threshold. Three JVM starts (a real embedded-Derby Hive metastore)."""
+    import airflow_table as at
+    from airflow_hudi_etc.compaction.service import execute, schedule
+    from airflow_hudi_etc.compaction.threshold_reset import reset_threshold
+    from scenario import cli
+
+    table, metastore = tmp_path / "trips", tmp_path / "metastore"
+    at.build(table)
+    planned = schedule(str(table), data_latency=at.LATENCY, compaction_time=at.COMPACTION_TIME)
+    assert execute(str(table), instant=planned.instant)["status"] == "completed"
+    args = ("sync-catalog", "--path", table, "--database", "reset_db", "--table", "trips",
+            "--metastore-dir", metastore)
+    first = json.loads(cli(*args).stdout)
+    assert (first["status"], first["threshold_ms"]) == ("updated", at.THRESHOLD_MS)
+    lower = at.THRESHOLD_MS - 3 * H
+    assert reset_threshold(str(table), to=iso(lower))["status"] == "reset"
+    second = json.loads(cli(*args).stdout)
+    assert (second["status"], second["previous_threshold_ms"], second["threshold_ms"], second["instant"]) == (
+        "updated", at.THRESHOLD_MS, lower, planned.instant)
+    third = json.loads(cli(*args).stdout)
+    assert (third["status"], third["reason"], third["previous_threshold_ms"]) == ("unchanged", "already synced", lower)
