@@ -882,11 +882,6 @@ def rollback(path: str | Storage, *, instant: str, storage_options: Mapping[str,
         return {"instant": instant, "status": "nothing to roll back"}
     if insts[0].is_completed:
         raise InvalidTimelineError(f"compaction {instant} is completed; it cannot be rolled back here")
-    if insts[0].state is State.REQUESTED:
-        # never executed, or already rolled back (a retry): execute writes its inflight file
-        # before any data file and a rollback removes it last, so there is nothing to undo and
-        # no rollback instant to record
-        return {"instant": instant, "status": "requested", "files_removed": 0, "rollback_instant": None}
     plan = read_plan(table, instant)
     files: dict[str, list[str]] = {}
     listings: dict[str, list] = {}
@@ -898,6 +893,11 @@ def rollback(path: str | Storage, *, instant: str, storage_options: Mapping[str,
         out += [rel for name, rel in names.items()
                 if name.startswith(op.file_id + "_") and name.endswith(f"_{instant}.parquet")]
         out += plan_outputs(plan, op)  # not filtered by the listing: a dangling link must go too
+    if insts[0].state is State.REQUESTED:
+        # never executed, or already rolled back (a retry): execute writes its inflight file
+        # before any data file and a rollback removes it last, so there is nothing to undo and
+        # no rollback instant to record (the plan's paths were checked above all the same)
+        return {"instant": instant, "status": "requested", "files_removed": 0, "rollback_instant": None}
     # recorded as a rollback instant, as Hudi does (hudi/rollback.py); then back to requested
     rb, removed = rollback_with_instant(storage, instant=instant, action=Action.COMPACTION, files=files,
                                        after_delete=lambda: crashpoint("rollback.after-file-removed"))
