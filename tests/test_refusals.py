@@ -243,6 +243,14 @@ def test_an_unwritable_output_is_refused_before_reading(tmp_path, capsys, output
     assert rc == 2 and out["error"]["code"] == "invalid_input" and "--output" in out["error"]["message"]
 
 
+def test_an_unwritable_report_folder_is_a_typed_error(tmp_path, capsys):
+    path = two_days(tmp_path)
+    (tmp_path / "a-file").write_text("x")
+    rc, out = run_cli(capsys, "report", "--path", path, "--output", tmp_path / "a-file" / "sub")
+    assert rc == 2 and out["error"]["code"] == "invalid_input" and "cannot write it" in out["error"]["message"]
+    assert (tmp_path / "a-file").read_text() == "x"
+
+
 def _cli_env() -> dict:
     return {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
