@@ -72,6 +72,20 @@ def test_column_names_that_are_not_avro_names_are_refused_before_anything_is_wri
         write_batch(str(path), pa.table({"id": ["b"], "ts": [1], "et": [T0], "s": nested}))
     assert snapshot(path) == before
     assert sorted(hudi_rs_read(path).column("id").to_pylist()) == ["a"]
+    # not even the rollback of a crashed writer's instant happens first
+    (path / ".hoodie" / "20990101000000000.deltacommit.requested").write_bytes(b"")
+    before = snapshot(path)
+    with pytest.raises(InvalidInputError, match="not a valid Avro name"):
+        write_batch(str(path), pa.table({"id": ["b"], "ts": [1], "et": [T0], name: [1]}))
+    assert snapshot(path) == before
+
+
+@pytest.mark.parametrize("field", ["record_key", "precombine_field", "event_time_field", "partition_field"])
+def test_init_refuses_key_fields_that_are_not_avro_names(tmp_path, field):
+    kw = {"record_key": "id", "precombine_field": "ts", "event_time_field": "et", field: "my-field"}
+    with pytest.raises(InvalidInputError, match="not a valid Avro name"):
+        init_table(Storage(str(tmp_path / "t")), table_name="trips", **kw)
+    assert not (tmp_path / "t").exists() or not any((tmp_path / "t").rglob("*"))
 
 
 def test_valid_avro_names_are_written_and_read_by_hudi_rs(tmp_path):
@@ -117,6 +131,19 @@ def test_nanosecond_timestamps_are_floored_to_the_microsecond(tmp_path):
     stats = [s for ss in json.loads(next((path / ".hoodie").glob("*.deltacommit")).read_text())
              ["partitionToWriteStats"].values() for s in ss]
     assert stats[0]["minEventTime"] == -1 and stats[0]["maxEventTime"] == 1_700_000_000_123
+
+
+def test_date_event_times_are_midnight_utc_and_out_of_range_dates_are_refused(tmp_path):
+    path = new_table(tmp_path / "t")
+    write_batch(str(path), pa.table({"id": ["a", "b"], "ts": [1, 1],
+                                     "et": pa.array([dt.date(1969, 12, 31), dt.date(2026, 1, 1)])}))
+    stats = [s for ss in json.loads(next((path / ".hoodie").glob("*.deltacommit")).read_text())
+             ["partitionToWriteStats"].values() for s in ss]
+    assert (stats[0]["minEventTime"], stats[0]["maxEventTime"]) == (-86_400_000, 1_767_225_600_000)
+    before = snapshot(path)
+    with pytest.raises(InvalidInputError, match="outside years"):
+        write_batch(str(path), pa.table({"id": ["c"], "ts": [1], "et": pa.array([2**31 - 1], pa.date32())}))
+    assert snapshot(path) == before
 
 
 def test_pre_1970_iso_times_with_a_sub_millisecond_part_floor_to_the_millisecond(tmp_path):

@@ -307,7 +307,16 @@ def event_time_millis(col: pa.ChunkedArray | pa.Array, field: str = "event time"
         return _check_event_range(pa.array(values, pa.int64(), mask=raw.is_null().to_numpy(zero_copy_only=False)
                                            if raw.null_count else None), field)
     if pa.types.is_date32(t) or pa.types.is_date64(t):
-        return pc.multiply(pc.cast(pc.cast(col, pa.date32()), pa.int64()), 86_400_000)
+        try:
+            if pa.types.is_date32(t):
+                days = pc.cast(col.view(pa.int32()), pa.int64())
+            else:  # floored to the day (a date64 should hold whole days)
+                raw = col.view(pa.int64())
+                days = pa.array(np.floor_divide(raw.fill_null(0).to_numpy(zero_copy_only=False), 86_400_000),
+                                pa.int64(), mask=raw.is_null().to_numpy(zero_copy_only=False) if raw.null_count else None)
+            return _check_event_range(pc.multiply_checked(days, 86_400_000), field)
+        except pa.ArrowInvalid:
+            raise InvalidInputError(f"{field}: a value lies outside years 1..9999") from None
     if pa.types.is_integer(t) or pa.types.is_floating(t):
         if pa.types.is_floating(t):
             v = pc.cast(col, pa.float64())

@@ -133,6 +133,11 @@ def init_table(
     for what, f in (("record key", record_key), ("precombine", precombine_field), ("event time", event_time_field)):
         if not f or "," in f:
             raise InvalidInputError(f"{what} field {f!r}: give exactly one field")
+    for what, f in (("record key", record_key), ("precombine", precombine_field), ("event time", event_time_field),
+                    ("partition", partition_field)):
+        if f and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", f):
+            raise InvalidInputError(f"{what} field {f!r}: not a valid Avro name (letters, digits and underscores, "
+                                    "not starting with a digit)")
     payload_class = PAYLOAD_ALIASES.get(payload, payload)
     if payload_class not in PAYLOAD_ALIASES.values():
         raise InvalidInputError(f"payload {payload!r}: use overwrite-latest or event-time-ordering")
@@ -715,10 +720,10 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
                       reserved_log_versions, now, t_start: float, rolled_back: list[str]) -> WriteResult:
     table = HudiTable.load(storage)
     cfg = table.config
+    prepared = prepare_batch(table, batch, operation)  # bad input is refused before anything is written
     if options.rollback_failed_writes and table.timeline.pending_writes:
         rolled_back += rollback_failed_writes(storage, table.timeline)
         table = table.reload()
-    prepared = prepare_batch(table, batch, operation)
     data_cols = [c for c in prepared.column_names if c not in ("__key", "__part")]
     # schema: the table's schema, widened by new input columns
     if table.timeline.completed_writes or cfg.create_schema:
