@@ -233,13 +233,11 @@ def cmd_sync_catalog(a) -> dict:
                         warehouse_dir=a.warehouse_dir)
 
 
-class _ArgumentError(Exception):
-    """argparse refused the command line (printed as the JSON error envelope, exit 2)."""
-
-
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # argparse prints usage text and exits 2: we print JSON
-        raise _ArgumentError(f"{self.prog}: {message}")
+    def error(self, message: str):  # argparse prints usage text and exits 2: a typed error instead
+        from .hudi.errors import ArgumentError
+
+        raise ArgumentError(f"{self.prog}: {message}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -360,11 +358,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         try:
-            args = build_parser().parse_args(argv)
-        except _ArgumentError as e:
-            return _error("invalid_arguments", "ArgumentError", str(e))
-        args.argv = [str(x) for x in argv]
-        try:
+            args = build_parser().parse_args(argv)  # argument errors: ArgumentError, printed below
+            args.argv = [str(x) for x in argv]
             result = args.fn(args)
             if isinstance(result, str):
                 print(result)

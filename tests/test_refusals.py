@@ -309,6 +309,15 @@ def test_argument_errors_print_the_json_error_envelope(capsys, args, match):
     assert match in out["error"]["message"]
 
 
+def test_the_spark_job_reports_argument_errors_in_its_result_file(tmp_path, capsys):
+    from airflow_hudi_etc.jobs import main as job_main
+
+    result = tmp_path / "r.json"
+    assert job_main(["--result-file", str(result), "schedule", "--path", "x"]) == 2  # no --data-latency
+    err = json.loads(result.read_text())["error"]
+    assert err["code"] == "invalid_arguments" and "--data-latency" in err["message"]
+
+
 def test_help_still_prints_help(capsys):
     with pytest.raises(SystemExit) as e:
         cli_main(["--help"])

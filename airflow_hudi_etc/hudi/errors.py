@@ -103,3 +103,9 @@ class CorruptDataFileError(HudiEtcError):
     """A base file is not readable Parquet (truncated or damaged)."""
 
     code = "corrupt_data_file"
+
+
+class ArgumentError(HudiEtcError):
+    """The command line is wrong (unknown command or option, missing or malformed value)."""
+
+    code = "invalid_arguments"
