@@ -523,3 +523,26 @@ def test_sync_catalog_republishes_a_withdrawn_threshold(tmp_path):
         "updated", at.THRESHOLD_MS, lower, planned.instant)
     third = json.loads(cli(*args).stdout)
     assert (third["status"], third["reason"], third["previous_threshold_ms"]) == ("unchanged", "already synced", lower)
+
+
+@pytest.mark.parametrize("damage", ["truncated base", "deleted log", "dangling link"])
+def test_execute_refuses_a_plan_whose_inputs_are_damaged_before_writing_anything(tmp_path, damage):
+    from airflow_hudi_etc.compaction.service import execute, schedule
+
+    path = new_table(tmp_path / "t")
+    write_batch(str(path), pa.table({"id": ["a", "b"], "ts": [1, 1], "et": [T0, T0]}))
+    write_batch(str(path), pa.table({"id": ["a"], "ts": [2], "et": [T0 + H]}))
+    assert schedule(str(path), data_latency="1h", compaction_time=iso(T0 + 3 * H)).instant
+    base, log = next(path.glob("*.parquet")), next(path.glob(".*.log.*"))
+    if damage == "truncated base":
+        base.write_bytes(base.read_bytes()[:-30])
+    elif damage == "deleted log":
+        log.unlink()
+    else:
+        os.unlink(log)
+        os.symlink(".gone.log.1_0-1-0", log)  # relative, inside the table, target missing
+    before = snapshot(path)
+    with pytest.raises(HudiEtcError) as e:
+        execute(str(path))
+    assert e.value.code == ("corrupt_data_file" if damage == "truncated base" else "missing_data_file")
+    assert snapshot(path) == before  # no inflight file, no base file

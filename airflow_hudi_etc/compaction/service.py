@@ -724,7 +724,8 @@ def execute(path: str | Storage, *, instant: str | None = None, engine=None,
             f"plan is pending: unschedule the plan and schedule again")
     for op in plan.operations:  # a planted symlink must not make the compaction read outside the table
         for name in ([op.base_file] if op.base_file else []) + list(op.compact_logs) + [lk.target for lk in op.links]:
-            final_target(storage, op.path(name))  # UnsafePathError for a link that leaves the table
+            final = final_target(storage, op.path(name))  # UnsafePathError for a link that leaves the table
+            _check_input_file(table, final, is_base=name == op.base_file)  # gone or truncated: before inflight
     if (plan.extra.get(K_LINK_MODE) == "symlink" and not storage.supports_symlinks
             and any(op.links for op in plan.operations)):  # refused before anything is written
         raise UnsupportedFeatureError(f"compaction plan {instant} re-exposes logs by symlink, which "
@@ -768,6 +769,28 @@ def execute(path: str | Storage, *, instant: str | None = None, engine=None,
                            compacted=True, extra_metadata=extra)
     storage.create_if_absent(inflight.path(State.COMPLETED), dump_commit_metadata(meta))
     return {"instant": instant, "status": "completed", **_metrics(meta)}
+
+
+def _check_input_file(table: HudiTable, rel: str, *, is_base: bool) -> None:
+    """An input of the plan that is gone (a deleted log, a symlink whose target is gone) or a base
+    file whose Parquet footer does not read is a typed error before execute writes anything."""
+    import pyarrow.parquet as pq
+
+    from ..hudi.errors import CorruptDataFileError, MissingDataFileError
+
+    storage = table.storage
+    if not storage.exists(rel):
+        raise MissingDataFileError(f"{rel} is missing (deleted, or a symlink whose target is gone): "
+                                   f"the plan cannot be executed; unschedule it and schedule again")
+    if is_base:
+        try:
+            if storage.is_local:
+                pq.read_metadata(storage.full(rel))
+            else:
+                with storage.open(rel) as f:
+                    pq.read_metadata(f)
+        except (pa.ArrowInvalid, OSError) as e:
+            raise CorruptDataFileError(f"base file {rel} is not readable Parquet: {str(e)[:200]}") from None
 
 
 def _refold_writer_logs(storage: Storage, instant: str, engine, tasks: list[CompactTask], results: list,
