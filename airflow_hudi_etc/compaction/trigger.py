@@ -58,11 +58,17 @@ _MIN_MS = -62_135_596_800_000  # 0001-01-01T00:00:00Z
 def threshold_ms_for(compaction_time: _dt.datetime, data_latency: _dt.timedelta) -> int:
     """``compaction_time − data_latency`` in epoch ms (integer arithmetic: exact before 1970 too);
     :class:`InvalidInputError` when it falls before year 1."""
-    if compaction_time.tzinfo is None:
-        compaction_time = compaction_time.replace(tzinfo=_dt.timezone.utc)
-    ms = (compaction_time - _EPOCH) // _dt.timedelta(milliseconds=1) - data_latency // _dt.timedelta(milliseconds=1)
+    ct = compaction_time  # plain datetime/timedelta arithmetic (pendulum's types divide differently)
+    ct = _dt.datetime(ct.year, ct.month, ct.day, ct.hour, ct.minute, ct.second, ct.microsecond,
+                      tzinfo=ct.tzinfo or _dt.timezone.utc)
+    if type(data_latency) is not _dt.timedelta:
+        data_latency = _dt.timedelta(seconds=data_latency.total_seconds())
+    try:
+        ms = (ct - _EPOCH) // _dt.timedelta(milliseconds=1) - data_latency // _dt.timedelta(milliseconds=1)
+    except OverflowError:
+        raise InvalidInputError(f"threshold {ct.isoformat()} − {data_latency} is out of range") from None
     if ms < _MIN_MS:
-        raise InvalidInputError(f"threshold {compaction_time.isoformat()} − {data_latency} falls before year 1")
+        raise InvalidInputError(f"threshold {ct.isoformat()} − {data_latency} falls before year 1")
     return ms
 
 
