@@ -546,3 +546,17 @@ def test_execute_refuses_a_plan_whose_inputs_are_damaged_before_writing_anything
         execute(str(path))
     assert e.value.code == ("corrupt_data_file" if damage == "truncated base" else "missing_data_file")
     assert snapshot(path) == before  # no inflight file, no base file
+
+
+@pytest.mark.parametrize("ms,text", [
+    (-1, "1969-12-31T23:59:59.999Z"), (50_108_473_451_548, "3557-11-16T04:24:11.548Z"),
+    (253_402_300_799_999, "9999-12-31T23:59:59.999Z"), (-62_135_596_800_000, "0001-01-01T00:00:00.000Z"),
+    (10**18, None),
+])
+def test_iso_ms_is_exact_to_the_millisecond(ms, text):
+    from airflow_hudi_etc.hudi.schema import parse_iso_millis
+    from airflow_hudi_etc.hudi.stats import iso_ms
+
+    assert iso_ms(ms) == text
+    if text is not None:
+        assert parse_iso_millis(text) == ms
