@@ -182,7 +182,8 @@ def test_an_all_null_column_fits_the_table_type(tmp_path):
 
 
 @pytest.mark.parametrize("value,ok", [("v1..2", True), ("a.b", True), ("..", False), (".", False),
-                                      (".hidden", True), ("a/b", False), ("a\\b", False)])
+                                      (".hidden", True), ("a/b", False), ("a\\b", False), ("/x=y", False),
+                                      ("x=..", True)])
 def test_partition_values_are_refused_only_when_they_are_no_folder_name(tmp_path, value, ok):
     """Hive-style partition folders ``p=<value>``: dots inside a value are fine."""
     path = new_table(tmp_path / "t", partition_field="p")

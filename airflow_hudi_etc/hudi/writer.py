@@ -218,8 +218,13 @@ def _partition_values(table: pa.Table, field: str, hive_style: bool) -> pa.Array
         strs = pc.binary_join_element_wise(pa.scalar(f"{field}="), strs, "")
     # a value is one folder name: no separator, not "." / ".." (names merely holding dots, e.g.
     # "v1..2", are fine), not hidden (Hudi's partition listing skips names starting with ".")
-    bad = [v for v in set(strs.to_pylist())
-           if any(c in v.split("=", 1)[-1] for c in "/\\\x00") or v.startswith(".") or v.split("=", 1)[-1] in ("", ".", "..")]
+    prefix = len(f"{field}=") if hive_style else 0
+
+    def unusable(folder: str) -> bool:
+        value = folder[prefix:]
+        return any(c in value for c in "/\\\x00") or folder.startswith(".") or value in (".", "..")
+
+    bad = [v for v in set(strs.to_pylist()) if unusable(v)]
     if bad:
         raise InvalidInputError(f"partition values {bad[:3]} are not usable folder names")
     return strs.combine_chunks() if isinstance(strs, pa.ChunkedArray) else strs
