@@ -722,10 +722,11 @@ def execute(path: str | Storage, *, instant: str | None = None, engine=None,
             f"compaction plan {instant} is stale: {stale[0]} was committed into a planned slice after the plan "
             f"was made (a write raced the scheduler); executing would drop it. Readers still see it while the "
             f"plan is pending: unschedule the plan and schedule again")
+    listed: dict[str, set[str]] = {}  # one listing per folder, to find inputs that are gone
     for op in plan.operations:  # a planted symlink must not make the compaction read outside the table
         for name in ([op.base_file] if op.base_file else []) + list(op.compact_logs) + [lk.target for lk in op.links]:
             final = final_target(storage, op.path(name))  # UnsafePathError for a link that leaves the table
-            _check_input_file(table, final, is_base=name == op.base_file)  # gone or truncated: before inflight
+            _check_input_file(storage, final, listed, is_base=name == op.base_file)  # before inflight
     if (plan.extra.get(K_LINK_MODE) == "symlink" and not storage.supports_symlinks
             and any(op.links for op in plan.operations)):  # refused before anything is written
         raise UnsupportedFeatureError(f"compaction plan {instant} re-exposes logs by symlink, which "
@@ -771,24 +772,24 @@ def execute(path: str | Storage, *, instant: str | None = None, engine=None,
     return {"instant": instant, "status": "completed", **_metrics(meta)}
 
 
-def _check_input_file(table: HudiTable, rel: str, *, is_base: bool) -> None:
-    """An input of the plan that is gone (a deleted log, a symlink whose target is gone) or a base
-    file whose Parquet footer does not read is a typed error before execute writes anything."""
+def _check_input_file(storage: Storage, rel: str, listed: dict[str, set[str]], *, is_base: bool) -> None:
+    """An input of the plan that is gone (a deleted log, a symlink whose target is gone) is a
+    typed error before execute writes anything (one listing per folder); so is, on local storage,
+    a base file whose Parquet footer does not read (on object stores that costs a request per
+    file: a damaged base file is then found by its task, a typed error too)."""
     import pyarrow.parquet as pq
 
     from ..hudi.errors import CorruptDataFileError, MissingDataFileError
 
-    storage = table.storage
-    if not storage.exists(rel):
+    folder, name = posixpath.split(rel)
+    if folder not in listed:
+        listed[folder] = set(storage.list(folder, names_only=True))
+    if name not in listed[folder]:
         raise MissingDataFileError(f"{rel} is missing (deleted, or a symlink whose target is gone): "
                                    f"the plan cannot be executed; unschedule it and schedule again")
-    if is_base:
+    if is_base and storage.is_local:
         try:
-            if storage.is_local:
-                pq.read_metadata(storage.full(rel))
-            else:
-                with storage.open(rel) as f:
-                    pq.read_metadata(f)
+            pq.read_metadata(storage.full(rel))
         except (pa.ArrowInvalid, OSError) as e:
             raise CorruptDataFileError(f"base file {rel} is not readable Parquet: {str(e)[:200]}") from None
 
