@@ -219,6 +219,8 @@ def two_days(tmp_path) -> Path:
     ("2026-01-02 10:00:00.500", "20260102100000500", {"a": 2, "b": 1}),
     ("20260102100000500", "20260102100000500", {"a": 2, "b": 1}),
     ("20260102100000499", "20260102100000499", {"a": 1}),
+    ("20260102100000", "20260102100000", {"a": 1}),  # 14 digits: compared as given, as Hudi does
+    ("20260102100001", "20260102100001", {"a": 2, "b": 1}),
 ])
 def test_as_of_takes_the_formats_hudi_takes(tmp_path, capsys, as_of, instant, expect):
     path = two_days(tmp_path)
