@@ -104,12 +104,21 @@ def check_readiness(
     check_pending_writes: bool = False,
 ) -> Readiness:
     """Pending compaction or clustering → wait; threshold not past the last one → covered;
-    otherwise ready. (Whether any log qualifies is known only while planning.)"""
+    otherwise ready. (Whether any log qualifies is known only while planning.)
+
+    Resets (``hudi-etc reset-threshold``) only lower the last threshold, so they are looked up
+    (one more, small listing) only when the requested threshold is not past the published one:
+    otherwise the poke stays one listing of ``.hoodie/`` and ``last_threshold`` is the published
+    value."""
     table = path if isinstance(path, HudiTable) else HudiTable.load(path, storage_options)
     tl = table.timeline
     pc = tuple(i.timestamp for i in tl.pending_compactions)
     cl = tuple(pending_clustering(table))
-    last, last_inst = last_threshold(table)
+    last, last_inst, _ = published_threshold(table)
+    if last is not None and threshold_ms <= last:
+        from .threshold_reset import resets_of
+
+        last = min([last] + resets_of(table.storage, last_inst))
 
     def r(ready: bool, covered: bool, reason: str) -> Readiness:
         return Readiness(ready, covered, reason, threshold_ms, iso_ms(threshold_ms), last, iso_ms(last),
