@@ -108,19 +108,40 @@ def cmd_write(a) -> dict:
     return {**res.as_dict(), "engine": engine.name}
 
 
+def _check_output_file(path: str) -> None:
+    """Refuse an ``--output`` file that cannot be written, before any work is done."""
+    import os
+
+    from .hudi.errors import InvalidInputError
+
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise InvalidInputError(f"--output {path}: is a folder, give a file name")
+    if not os.path.isdir(folder):
+        raise InvalidInputError(f"--output {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise InvalidInputError(f"--output {path}: not writable")
+
+
 def cmd_read(a) -> dict:
     import pyarrow.parquet as pq
 
-    from .hudi.table import HudiTable
+    from .hudi.errors import InvalidInputError
+    from .hudi.table import HudiTable, normalize_as_of
 
+    as_of = normalize_as_of(a.as_of) if a.as_of is not None else None
+    _check_output_file(a.output)
     t = HudiTable.load(_storage(a))
-    data = t.read(read_optimized=a.read_optimized, as_of=a.as_of)
-    pq.write_table(data, a.output)
+    data = t.read(read_optimized=a.read_optimized, as_of=as_of)
+    try:
+        pq.write_table(data, a.output)
+    except OSError as e:
+        raise InvalidInputError(f"--output {a.output}: cannot write it: {e.strerror or e}") from None
     return {
         "rows": data.num_rows,
         "output": a.output,
         "query": "read_optimized" if a.read_optimized else "snapshot",
-        "as_of": a.as_of,
+        "as_of": as_of,
     }
 
 
@@ -196,6 +217,12 @@ def cmd_show_plan(a) -> dict:
     return show_plan(_storage(a), instant=a.instant)
 
 
+def cmd_reset_threshold(a) -> dict:
+    from .compaction.threshold_reset import reset_threshold
+
+    return reset_threshold(_storage(a), to=a.to, instant=a.instant)
+
+
 def cmd_validate(a) -> dict:
     from .compaction.validate import validate
 
@@ -213,9 +240,16 @@ def cmd_sync_catalog(a) -> dict:
                         warehouse_dir=a.warehouse_dir)
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse prints usage text and exits 2: a typed error instead
+        from .hudi.errors import ArgumentError
+
+        raise ArgumentError(f"{self.prog}: {message}")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="hudi-etc", description="Event-time compaction for Hudi MOR tables")
-    sub = p.add_subparsers(dest="command", required=True)
+    p = _Parser(prog="hudi-etc", description="Event-time compaction for Hudi MOR tables")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     s = sub.add_parser("init", help="create an empty table-version-6 MOR table")
     s.add_argument("--path", required=True)
@@ -296,6 +330,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--instant", required=True)
     s.set_defaults(fn=cmd_show_plan)
 
+    s = sub.add_parser("reset-threshold", help="lower a threshold published by mistake (then sync-catalog)")
+    s.add_argument("--path", required=True)
+    s.add_argument("--to", help="ISO-8601 (default: the compaction's instant time minus its data latency)")
+    s.add_argument("--instant", help="the compaction whose threshold is lowered (default: the latest)")
+    s.set_defaults(fn=cmd_reset_threshold)
+
     s = sub.add_parser("validate", help="plan vs storage: dangling links, orphan files, broken plans")
     s.add_argument("--path", required=True)
     s.set_defaults(fn=cmd_validate)
@@ -317,21 +357,43 @@ def _engine_arg(s, default: str = "local") -> None:
                    help="local: this process; spark: the same command inside spark-submit")
 
 
+#: exit status when stdout is closed early (``hudi-etc ... | head``): 128 + SIGPIPE, as shells report it
+EXIT_BROKEN_PIPE = 141
+
+
+def _error(code: str, type_name: str, message: str) -> int:
+    _out({"error": {"code": code, "type": type_name, "message": message}})
+    sys.stdout.flush()
+    print(f"hudi-etc: {type_name}: {message}", file=sys.stderr)
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
-    args.argv = [str(x) for x in argv]
     try:
-        result = args.fn(args)
-        if isinstance(result, str):
-            print(result)
-        else:
-            _out(result)
-        return 0
-    except HudiEtcError as e:
-        _out({"error": {"code": e.code, "type": type(e).__name__, "message": str(e)}})
-        print(f"hudi-etc: {type(e).__name__}: {e}", file=sys.stderr)
-        return 2
+        try:
+            args = build_parser().parse_args(argv)  # argument errors: ArgumentError, printed below
+            args.argv = [str(x) for x in argv]
+            result = args.fn(args)
+            if isinstance(result, str):
+                print(result)
+            else:
+                _out(result)
+            sys.stdout.flush()
+            return 0
+        except HudiEtcError as e:
+            return _error(e.code, type(e).__name__, str(e))
+    except BrokenPipeError:
+        # the reader went away (``| head``): nothing more to say, and no traceback; stdout is
+        # pointed at /dev/null so the interpreter's final flush does not fail again
+        import os
+
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":

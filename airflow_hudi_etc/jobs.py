@@ -67,7 +67,11 @@ def main(argv: list[str] | None = None) -> int:
     from airflow_hudi_etc.hudi.errors import HudiEtcError
 
     result_file, cli_argv = split_argv(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(cli_argv)
+    try:
+        args = build_parser().parse_args(cli_argv)
+    except HudiEtcError as e:  # ArgumentError: reported like any other error, no JVM started
+        _write_result(result_file, {"error": {"code": e.code, "type": type(e).__name__, "message": str(e)}})
+        return 2
     args.argv = cli_argv
     spark = _spark(args)
     args.spark_session = spark

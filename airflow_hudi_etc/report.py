@@ -21,6 +21,7 @@ Imports neither Airflow nor Spark; matplotlib only inside :func:`write_report`.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import html
 import io
@@ -401,12 +402,20 @@ def write_report(path: Any, output_dir: str, sla: Any = None, storage_options: M
         d = os.path.abspath(output_dir[len("file://"):] if output_dir.startswith("file://") else output_dir)
         if os.path.exists(d) and not os.path.isdir(d):
             raise InvalidInputError(f"report output {d} exists and is not a directory")
-        os.makedirs(d, exist_ok=True)
         png_path, html_path = os.path.join(d, "freshness.png"), os.path.join(d, "index.html")
-        for p, b in ((png_path, png), (html_path, page)):
-            tmp = f"{p}.tmp-{os.getpid()}"
-            with open(tmp, "wb") as fh:
-                fh.write(b)
-            os.replace(tmp, p)
+        tmp = None
+        try:
+            os.makedirs(d, exist_ok=True)
+            for p, b in ((png_path, png), (html_path, page)):
+                tmp = f"{p}.tmp-{os.getpid()}"
+                with open(tmp, "wb") as fh:
+                    fh.write(b)
+                os.replace(tmp, p)
+                tmp = None
+        except OSError as e:  # a folder in the way, no permission, disk full: typed, no temp left
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            raise InvalidInputError(f"report output {d}: cannot write it: {e.strerror or e}") from None
     return {"png": png_path, "html": html_path, "png_bytes": len(png), **data["figures"],
             "history": data["history"]}

@@ -91,7 +91,7 @@ def ceiling_merge(base_path: str, updates_path: str, out_path: str) -> int:
     return out.num_rows
 
 
-def _schedule_all(path: str, link_mode: str = "auto", compaction_time: str = "2027-01-01T00:00:00Z",
+def _schedule_all(path: str, link_mode: str = "auto", compaction_time: str = "2026-06-01T00:00:00Z",
                   latency: str = "1h") -> str:
     from airflow_hudi_etc.compaction.service import schedule
 

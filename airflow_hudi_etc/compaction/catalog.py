@@ -40,7 +40,7 @@ from ..hudi.crash import crashpoint
 from ..hudi.errors import InvalidInputError
 from ..hudi.stats import iso_ms
 from ..hudi.table import HudiTable
-from .trigger import last_threshold
+from .trigger import threshold_info
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 METASTORE_URIS = re.compile(r"thrift://[A-Za-z0-9.\-_\[\]:]+(,thrift://[A-Za-z0-9.\-_\[\]:]+)*")
@@ -186,7 +186,7 @@ def sync_catalog(
     """
     ro, rt = catalog_names(database, table)
     hudi = HudiTable.load(path, storage_options)  # errors (no table, bad version) before the catalog is touched
-    threshold_ms, instant = last_threshold(hudi)
+    threshold_ms, instant, reset_from = threshold_info(hudi)
     location = _catalog_location(path)
     own = spark is None
     if own:
@@ -214,8 +214,10 @@ def sync_catalog(
         if threshold_ms is None:
             return {**out, "status": "no threshold yet",
                     "reason": "no completed event-time compaction on the timeline"}
-        if prev_ms is not None and prev_ms > threshold_ms:
+        if prev_ms is not None and prev_ms > threshold_ms and not (reset_from is not None
+                                                                  and props.get(P_INSTANT) == instant):
             return {**out, "status": "unchanged", "reason": "catalog ahead"}
+        # (a threshold of this very compaction lowered by reset-threshold is republished lower)
         if prev_ms == threshold_ms and props.get(P_INSTANT) == instant:
             return {**out, "status": "unchanged", "reason": "already synced"}
         synced_at = (now or _dt.datetime.now(_dt.timezone.utc)).astimezone(_dt.timezone.utc)

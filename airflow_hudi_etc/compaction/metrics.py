@@ -107,7 +107,8 @@ def table_metrics(
     for inst in reversed(table.timeline.completed_compactions):
         last = (inst.timestamp, table.commit_metadata(inst).get("extraMetadata") or {})
         break
-    th, th_inst = last_threshold(table)  # ours, or our plan's when Java's compactor executed it
+    # ours, or our plan's when Java's compactor executed it; lowered by hudi-etc reset-threshold
+    th, th_inst = last_threshold(table)
     pending = list(st["pending_compactions"])
     oldest = min((instant_to_epoch_ms(p) for p in pending), default=None)
     m = {

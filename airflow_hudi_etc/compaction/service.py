@@ -71,7 +71,7 @@ from .metrics import (
     K_SPLIT_RECORDS,
 )
 from .strategy import CompactAllStrategy, EventTimeStrategy
-from .trigger import check_readiness, last_threshold
+from .trigger import check_readiness, last_threshold, threshold_ms_for
 
 from ..hudi import etc_keys as keys
 
@@ -96,11 +96,17 @@ def parse_duration(s: str) -> _dt.timedelta:
     m = re.fullmatch(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?", s.upper())
     if m and s.upper() not in ("P", "PT"):
         d, h, mi, sec = m.groups()
-        return _dt.timedelta(days=int(d or 0), hours=int(h or 0), minutes=int(mi or 0), seconds=float(sec or 0))
+        try:
+            return _dt.timedelta(days=int(d or 0), hours=int(h or 0), minutes=int(mi or 0), seconds=float(sec or 0))
+        except (OverflowError, ValueError):
+            raise InvalidInputError(f"duration {s!r} is too large") from None
     parts = re.findall(r"(\d+(?:\.\d+)?)([dhms])", s.lower())
     if parts and "".join(a + b for a, b in parts) == s.lower():
         unit = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
-        return sum((_dt.timedelta(**{unit[u]: float(v)}) for v, u in parts), _dt.timedelta())
+        try:
+            return sum((_dt.timedelta(**{unit[u]: float(v)}) for v, u in parts), _dt.timedelta())
+        except (OverflowError, ValueError):
+            raise InvalidInputError(f"duration {s!r} is too large") from None
     raise InvalidInputError(f"duration {s!r}: use e.g. 30m, 2h, 1d or PT2H")
 
 
@@ -109,9 +115,32 @@ def parse_time(s: str | None) -> _dt.datetime:
         return _dt.datetime.now(_dt.timezone.utc)
     try:
         dt = _dt.datetime.fromisoformat(s.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise InvalidInputError(f"compaction time {s!r} is not ISO-8601") from None
-    return dt if dt.tzinfo else dt.replace(tzinfo=_dt.timezone.utc)
+        dt = dt if dt.tzinfo else dt.replace(tzinfo=_dt.timezone.utc)
+        dt.astimezone(_dt.timezone.utc)  # 0001-01-01T00:30+01:00 is before year 1 in UTC
+    except (ValueError, OverflowError):
+        raise InvalidInputError(f"compaction time {s!r} is not an ISO-8601 time in years 1..9999") from None
+    return dt
+
+
+#: how far ahead of this machine's clock a compaction time may be (another machine's clock)
+CLOCK_SKEW_ENV = "HUDI_ETC_MAX_CLOCK_SKEW"
+DEFAULT_CLOCK_SKEW = "5m"
+
+
+def max_clock_skew() -> _dt.timedelta:
+    """``$HUDI_ETC_MAX_CLOCK_SKEW`` (a duration, e.g. ``30s``), default 5 minutes."""
+    return parse_duration(os.environ.get(CLOCK_SKEW_ENV, "").strip() or DEFAULT_CLOCK_SKEW)
+
+
+def check_not_future(ct: _dt.datetime, now: _dt.datetime | None = None) -> None:
+    """Refuse a compaction time later than now + the allowed clock skew: its threshold would claim
+    event times that have not happened yet (and block every later compaction)."""
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    skew = max_clock_skew()
+    if ct > now + skew:
+        raise InvalidInputError(
+            f"compaction time {ct.isoformat()} is in the future (now {now.isoformat(timespec='seconds')}, "
+            f"allowed clock skew {skew}, ${CLOCK_SKEW_ENV}): its threshold would be false")
 
 
 @dataclass(frozen=True)
@@ -229,7 +258,8 @@ def schedule(
     if link_mode == "symlink" and not storage.supports_symlinks:
         raise InvalidInputError(f"{storage.protocol} storage has no symlinks: use copy")
     ct = parse_time(compaction_time)
-    threshold_ms = int((ct - parse_duration(data_latency)).timestamp() * 1000)
+    check_not_future(ct)
+    threshold_ms = threshold_ms_for(ct, parse_duration(data_latency))
     table = HudiTable.load_writable(storage)
     # symlinks only by contract: Java's cleaner deletes what they point to (java-coexistence §5.1)
     auto_symlink = storage.supports_symlinks and symlinks_allowed(table.config)
@@ -786,7 +816,7 @@ def _write_split_log(t: CompactTask, late: pa.Table, et: str, base_name: str) ->
     rel = op.path(name)
     late = late.set_column(late.schema.get_field_index(FILE_NAME), FILE_NAME,
                            pa.array([op.file_id] * late.num_rows, pa.string()))
-    data = lf.encode_data_block(t.instant, t.schema_json, late.to_pylist())
+    data = lf.encode_data_block(t.instant, t.schema_json, late.to_pylist(maps_as_pydicts="strict"))
     markers.mark_create(t.storage, t.instant, rel)
     if t.precreated:  # replaces the empty placeholder that has held version 1 since scheduling
         if t.storage.exists(rel) and t.storage.size(rel) not in (0, len(data)):
@@ -860,9 +890,11 @@ def _execute(path: str | Storage, *, instant: str | None, engine, storage_option
             f"compaction plan {instant} is stale: {stale[0]} was committed into a planned slice after the plan "
             f"was made (a write raced the scheduler); executing would drop it. Readers still see it while the "
             f"plan is pending: unschedule the plan and schedule again")
+    listed: dict[str, set[str]] = {}  # one listing per folder, to find inputs that are gone
     for op in plan.operations:  # a planted symlink must not make the compaction read outside the table
         for name in ([op.base_file] if op.base_file else []) + list(op.compact_logs) + [lk.target for lk in op.links]:
-            final_target(storage, op.path(name))  # UnsafePathError for a link that leaves the table
+            final = final_target(storage, op.path(name))  # UnsafePathError for a link that leaves the table
+            _check_input_file(storage, final, listed, is_base=name == op.base_file)  # before inflight
     if (plan.extra.get(K_LINK_MODE) == "symlink" and not storage.supports_symlinks
             and any(op.links for op in plan.operations)):  # refused before anything is written
         raise UnsupportedFeatureError(f"compaction plan {instant} re-exposes logs by symlink, which "
@@ -917,6 +949,28 @@ def _execute(path: str | Storage, *, instant: str | None, engine, storage_option
     storage.create_if_absent(inflight.path(State.COMPLETED), dump_commit_metadata(meta))
     markers.remove_markers(storage, instant)
     return {"instant": instant, "status": "completed", **_metrics(meta)}
+
+
+def _check_input_file(storage: Storage, rel: str, listed: dict[str, set[str]], *, is_base: bool) -> None:
+    """An input of the plan that is gone (a deleted log, a symlink whose target is gone) is a
+    typed error before execute writes anything (one listing per folder); so is, on local storage,
+    a base file whose Parquet footer does not read (on object stores that costs a request per
+    file: a damaged base file is then found by its task, a typed error too)."""
+    import pyarrow.parquet as pq
+
+    from ..hudi.errors import CorruptDataFileError, MissingDataFileError
+
+    folder, name = posixpath.split(rel)
+    if folder not in listed:
+        listed[folder] = set(storage.list(folder, names_only=True))
+    if name not in listed[folder]:
+        raise MissingDataFileError(f"{rel} is missing (deleted, or a symlink whose target is gone): "
+                                   f"the plan cannot be executed; unschedule it and schedule again")
+    if is_base and storage.is_local:
+        try:
+            pq.read_metadata(storage.full(rel))
+        except (pa.ArrowInvalid, OSError) as e:
+            raise CorruptDataFileError(f"base file {rel} is not readable Parquet: {str(e)[:200]}") from None
 
 
 def _refold_writer_logs(storage: Storage, instant: str, engine, tasks: list[CompactTask], results: list,
@@ -1048,6 +1102,11 @@ def _rollback_execution(storage: Storage, instant: str, plan: CompactionPlan) ->
                 if name.startswith(op.file_id + "_") and name.endswith(f"_{instant}.parquet")]
         out += [rel for rel in plan_outputs(plan, op)  # not filtered by the listing: a dangling link must go too
                 if not (links_precreated(plan) and _is_placeholder(storage, rel))]
+    if insts[0].state is State.REQUESTED:
+        # never executed, or already rolled back (a retry): execute writes its inflight file
+        # before any data file and a rollback removes it last, so there is nothing to undo and
+        # no rollback instant to record (the plan's paths were checked above all the same)
+        return {"instant": instant, "status": "requested", "files_removed": 0, "rollback_instant": None}
     for rel in markers.files_to_roll_back(storage, instant, owned_only=False):  # what its markers name
         out = files.setdefault(posixpath.dirname(rel), [])
         if rel not in out:

@@ -14,6 +14,7 @@ from typing import Any, Mapping
 
 from ..hudi import etc_keys as keys
 from ..hudi.coexistence import require_no_metadata_table
+from ..hudi.errors import InvalidInputError
 from ..hudi.stats import iso_ms, pending_clustering
 from ..hudi.storage import Storage
 from ..hudi.table import HudiTable
@@ -22,15 +23,40 @@ K_THRESHOLD_MS = keys.THRESHOLD_MS
 K_THRESHOLD = keys.THRESHOLD
 
 
-def last_threshold(table: HudiTable) -> tuple[int | None, str | None]:
-    """(threshold ms, instant) of the latest completed event-time compaction, or (None, None)."""
+def published_threshold(table: HudiTable) -> tuple[int | None, str | None, dict]:
+    """(threshold ms, instant, extra metadata) the latest completed event-time compaction
+    published in its commit, or (None, None, {}); resets not applied."""
     for inst in reversed(table.timeline.completed_compactions):
-        v = table.commit_metadata(inst).get("extraMetadata", {}).get(K_THRESHOLD_MS)
+        extra = table.commit_metadata(inst).get("extraMetadata") or {}
+        v = extra.get(K_THRESHOLD_MS)
         if v is None:
             v = _plan_threshold(table, inst.timestamp)
         if v is not None:
-            return int(v), inst.timestamp
-    return None, None
+            return int(v), inst.timestamp, extra
+    return None, None, {}
+
+
+def threshold_info(table: HudiTable) -> tuple[int | None, str | None, int | None]:
+    """(threshold ms, instant, published ms if a reset lowered it else None) of the latest
+    completed event-time compaction, resets (``hudi-etc reset-threshold``) applied."""
+    from .threshold_reset import resets_of
+
+    ms, inst, _ = published_threshold(table)
+    if ms is None:
+        return None, None, None
+    lowered = min([ms] + resets_of(table.storage, inst))
+    return lowered, inst, (ms if lowered < ms else None)
+
+
+def last_threshold(table: HudiTable) -> tuple[int | None, str | None]:
+    """(threshold ms, instant) of the latest completed event-time compaction, or (None, None);
+    a threshold lowered by ``hudi-etc reset-threshold`` counts as lowered."""
+    ms, inst, _ = threshold_info(table)
+    return ms, inst
+
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_MIN_MS = -62_135_596_800_000  # 0001-01-01T00:00:00Z
 
 
 def _plan_threshold(table: HudiTable, instant: str) -> str | None:
@@ -47,9 +73,20 @@ def _plan_threshold(table: HudiTable, instant: str) -> str | None:
 
 
 def threshold_ms_for(compaction_time: _dt.datetime, data_latency: _dt.timedelta) -> int:
-    if compaction_time.tzinfo is None:
-        compaction_time = compaction_time.replace(tzinfo=_dt.timezone.utc)
-    return int((compaction_time - data_latency).timestamp() * 1000)
+    """``compaction_time − data_latency`` in epoch ms (integer arithmetic: exact before 1970 too);
+    :class:`InvalidInputError` when it falls before year 1."""
+    ct = compaction_time  # plain datetime/timedelta arithmetic (pendulum's types divide differently)
+    ct = _dt.datetime(ct.year, ct.month, ct.day, ct.hour, ct.minute, ct.second, ct.microsecond,
+                      tzinfo=ct.tzinfo or _dt.timezone.utc)
+    if type(data_latency) is not _dt.timedelta:
+        data_latency = _dt.timedelta(seconds=data_latency.total_seconds())
+    try:
+        ms = (ct - _EPOCH) // _dt.timedelta(milliseconds=1) - data_latency // _dt.timedelta(milliseconds=1)
+    except OverflowError:
+        raise InvalidInputError(f"threshold {ct.isoformat()} − {data_latency} is out of range") from None
+    if ms < _MIN_MS:
+        raise InvalidInputError(f"threshold {ct.isoformat()} − {data_latency} falls before year 1")
+    return ms
 
 
 @dataclass(frozen=True)
@@ -85,7 +122,12 @@ def check_readiness(
 ) -> Readiness:
     """Pending compaction or clustering → wait; threshold not past the last one → covered;
     otherwise ready. (Whether any log qualifies is known only while planning.) A table with a
-    metadata table is a typed MetadataTablePresentError (nothing could ever be scheduled)."""
+    metadata table is a typed MetadataTablePresentError (nothing could ever be scheduled).
+
+    Resets (``hudi-etc reset-threshold``) only lower the last threshold, so they are looked up
+    (one more, small listing) only when the requested threshold is not past the published one:
+    otherwise the poke stays one listing of ``.hoodie/`` and ``last_threshold`` is the published
+    value."""
     table = path if isinstance(path, HudiTable) else HudiTable.load(path, storage_options)
     # a metadata table blocks every compaction (schedule refuses it): say so now, typed, rather
     # than wait for a threshold that can never be published
@@ -93,7 +135,11 @@ def check_readiness(
     tl = table.timeline
     pc = tuple(i.timestamp for i in tl.pending_compactions)
     cl = tuple(pending_clustering(table))
-    last, last_inst = last_threshold(table)
+    last, last_inst, _ = published_threshold(table)
+    if last is not None and threshold_ms <= last:
+        from .threshold_reset import resets_of
+
+        last = min([last] + resets_of(table.storage, last_inst))
 
     def r(ready: bool, covered: bool, reason: str) -> Readiness:
         return Readiness(ready, covered, reason, threshold_ms, iso_ms(threshold_ms), last, iso_ms(last),

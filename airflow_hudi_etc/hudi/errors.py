@@ -98,3 +98,21 @@ class MetadataTablePresentError(HudiEtcError):
     it is dropped (``hudi-etc drop-metadata-table``)."""
 
     code = "metadata_table_present"
+
+
+class MissingDataFileError(HudiEtcError):
+    """A data file the timeline needs is gone (deleted, or a symlink whose target is gone)."""
+
+    code = "missing_data_file"
+
+
+class CorruptDataFileError(HudiEtcError):
+    """A base file is not readable Parquet (truncated or damaged)."""
+
+    code = "corrupt_data_file"
+
+
+class ArgumentError(HudiEtcError):
+    """The command line is wrong (unknown command or option, missing or malformed value)."""
+
+    code = "invalid_arguments"

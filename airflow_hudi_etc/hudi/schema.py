@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -182,10 +183,7 @@ def normalize_input(table: pa.Table) -> pa.Table:
     for f, col in zip(table.schema, table.columns):
         t = f.type
         if pa.types.is_timestamp(t) and (t.unit != "us" or t.tz != "UTC"):
-            if t.tz is None:
-                col = pc.assume_timezone(col, "UTC") if t.unit else col
-            col = col.cast(pa.timestamp("us", tz="UTC"))
-            t = col.type
+            col, t = _timestamp_micros_utc(col, f.name), pa.timestamp("us", tz="UTC")
         elif pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_uint8(t) or pa.types.is_uint16(t):
             col, t = col.cast(pa.int32()), pa.int32()
         elif pa.types.is_uint32(t):
@@ -199,6 +197,60 @@ def normalize_input(table: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=pa.schema(fields))
 
 
+_PER_US = {"s": (1_000_000, 1), "ms": (1_000, 1), "us": (1, 1), "ns": (1, 1_000)}
+
+
+def _timestamp_micros_utc(col, name: str) -> pa.ChunkedArray | pa.Array:
+    """A timestamp column as UTC microseconds. A zone-less timestamp is taken as UTC (its stored
+    value is then the UTC epoch value); nanoseconds are floored to the microsecond (as
+    :func:`event_time_millis` floors to the millisecond) instead of failing the cast; seconds
+    beyond the representable range are an :class:`InvalidInputError`."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    mul, div = _PER_US[col.type.unit]
+    raw = col.view(pa.int64()) if not isinstance(col, pa.ChunkedArray) else pc.cast(col, pa.int64())
+    values = raw.fill_null(0).to_numpy(zero_copy_only=False)
+    if mul != 1:
+        if values.size and np.abs(values).max() > np.iinfo(np.int64).max // mul:
+            raise InvalidInputError(f"column {name!r}: a timestamp is out of range")
+        values = values * mul
+    elif div != 1:
+        values = np.floor_divide(values, div)
+    mask = raw.is_null().to_numpy(zero_copy_only=False) if raw.null_count else None
+    return pa.array(values, pa.timestamp("us", tz="UTC"), mask=mask)
+
+
+#: Avro names (https://avro.apache.org/docs/1.11.1/specification/#names): what Hudi's schema
+#: converter and hudi-rs accept as field (and nested record) names
+_AVRO_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def check_avro_names(schema: pa.Schema) -> None:
+    """Refuse column names (nested struct fields included) that are not Avro names: Spark/Hudi
+    and hudi-rs cannot read a table whose schema holds one (``my-col``, ``a.b``, ``café``, ``1col``)."""
+
+    def walk(t: pa.DataType, where: str) -> None:
+        if pa.types.is_struct(t):
+            for f in t:
+                check(f.name, f"{where}.{f.name}")
+                walk(f.type, f"{where}.{f.name}")
+        elif pa.types.is_list(t) or pa.types.is_large_list(t):
+            walk(t.value_type, where)
+        elif pa.types.is_map(t):
+            walk(t.item_type, where)
+
+    def check(name: str, where: str) -> None:
+        if not _AVRO_NAME.fullmatch(name):
+            raise InvalidInputError(f"column {where!r}: not a valid Avro name (letters, digits and underscores, "
+                                    "not starting with a digit): Hudi readers could not read the table")
+
+    for f in schema:
+        if f.name in META_FIELDS:
+            continue
+        check(f.name, f.name)
+        walk(f.type, f.name)
+
+
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """Select/cast ``table`` to ``schema`` (missing columns become nulls)."""
     cols = []
@@ -206,7 +258,8 @@ def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
         if f.name in table.column_names:
             col = table.column(f.name)
             if col.type != f.type:
-                col = col.cast(f.type)
+                # an all-null column (JSON gives it type null, read as string) fits any type
+                col = pa.nulls(table.num_rows, f.type) if col.null_count == len(col) else col.cast(f.type)
             cols.append(col)
         else:
             cols.append(pa.nulls(table.num_rows, f.type))
@@ -215,6 +268,18 @@ def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
 
 # ------------------------------------------------------------------- event time
 EVENT_TIME_SECONDS_LIMIT = 10**11  # |v| below this is epoch seconds (year 5138), above: millis
+#: event times must lie in years 1..9999 (what a timestamp, Java's Instant printing and our ISO
+#: output all represent): epoch milliseconds of 0001-01-01T00:00Z and 9999-12-31T23:59:59.999Z
+EVENT_TIME_MIN_MS = -62_135_596_800_000
+EVENT_TIME_MAX_MS = 253_402_300_799_999
+
+
+def _check_event_range(ms: pa.Array, field: str) -> pa.Array:
+    if len(ms) - ms.null_count:
+        mm = pc.min_max(ms)
+        if mm["min"].as_py() < EVENT_TIME_MIN_MS or mm["max"].as_py() > EVENT_TIME_MAX_MS:
+            raise InvalidInputError(f"{field}: a value lies outside years 1..9999")
+    return ms
 
 
 def event_time_millis(col: pa.ChunkedArray | pa.Array, field: str = "event time") -> pa.Array:
@@ -230,20 +295,42 @@ def event_time_millis(col: pa.ChunkedArray | pa.Array, field: str = "event time"
         per_ms = {"s": None, "ms": 1, "us": 1_000, "ns": 1_000_000}[t.unit]
         raw = pc.cast(col, pa.int64())
         if per_ms is None:
-            return pc.multiply(raw, 1000)
+            try:
+                return _check_event_range(pc.multiply_checked(raw, 1000), field)
+            except pa.ArrowInvalid:
+                raise InvalidInputError(f"{field}: a value lies outside years 1..9999") from None
         if per_ms == 1:
-            return raw
+            return _check_event_range(raw, field)
         # floor to the millisecond (as for a datetime before 1970): a timestamp in micros or
         # nanos with a sub-millisecond part is the common case, not an error
         values = np.floor_divide(raw.fill_null(0).to_numpy(zero_copy_only=False), per_ms)
-        return pa.array(values, pa.int64(), mask=raw.is_null().to_numpy(zero_copy_only=False) if raw.null_count else None)
+        return _check_event_range(pa.array(values, pa.int64(), mask=raw.is_null().to_numpy(zero_copy_only=False)
+                                           if raw.null_count else None), field)
     if pa.types.is_date32(t) or pa.types.is_date64(t):
-        return pc.multiply(pc.cast(pc.cast(col, pa.date32()), pa.int64()), 86_400_000)
+        try:
+            if pa.types.is_date32(t):
+                days = pc.cast(col.view(pa.int32()), pa.int64())
+            else:  # floored to the day (a date64 should hold whole days)
+                raw = col.view(pa.int64())
+                days = pa.array(np.floor_divide(raw.fill_null(0).to_numpy(zero_copy_only=False), 86_400_000),
+                                pa.int64(), mask=raw.is_null().to_numpy(zero_copy_only=False) if raw.null_count else None)
+            return _check_event_range(pc.multiply_checked(days, 86_400_000), field)
+        except pa.ArrowInvalid:
+            raise InvalidInputError(f"{field}: a value lies outside years 1..9999") from None
     if pa.types.is_integer(t) or pa.types.is_floating(t):
-        v = pc.cast(col, pa.float64()) if pa.types.is_floating(t) else pc.cast(col, pa.int64())
-        small = pc.less(pc.abs(v), EVENT_TIME_SECONDS_LIMIT)
+        if pa.types.is_floating(t):
+            v = pc.cast(col, pa.float64())
+            if not pc.all(pc.is_finite(v)).as_py() in (True, None):
+                raise InvalidInputError(f"{field}: NaN or infinite values are not event times")
+        else:
+            if pa.types.is_uint64(t) and len(col) - col.null_count and pc.max(col).as_py() > EVENT_TIME_MAX_MS:
+                raise InvalidInputError(f"{field}: a value lies outside years 1..9999")
+            v = pc.cast(col, pa.int64())
+        small = pc.less(pc.abs_checked(v) if not pa.types.is_floating(t) else pc.abs(v), EVENT_TIME_SECONDS_LIMIT)
         ms = pc.if_else(small, pc.multiply(v, 1000), v)
-        return pc.cast(pc.floor(ms) if pa.types.is_floating(t) else ms, pa.int64())
+        if pa.types.is_floating(t):
+            ms = _check_event_range(pc.floor(ms), field)  # before the cast: 1e300 does not fit
+        return _check_event_range(pc.cast(ms, pa.int64()), field)
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         out = []
         for s in col.to_pylist():
@@ -259,7 +346,13 @@ def parse_iso_millis(s: str, field: str = "event time") -> int:
         raise InvalidInputError(f"{field}: {s!r} is not an ISO-8601 timestamp") from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=_dt.timezone.utc)
-    return int(dt.timestamp() * 1000) if dt.microsecond % 1000 == 0 else int(dt.timestamp() * 1000)
+    try:  # floor to the millisecond in integers (before 1970 too; float timestamps truncate)
+        ms = (dt - _EPOCH) // _ONE_MS
+    except OverflowError:
+        raise InvalidInputError(f"{field}: {s!r} lies outside years 1..9999") from None
+    if not EVENT_TIME_MIN_MS <= ms <= EVENT_TIME_MAX_MS:
+        raise InvalidInputError(f"{field}: {s!r} lies outside years 1..9999")
+    return ms
 
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
@@ -279,6 +372,8 @@ def event_time_value_millis(v: Any) -> int | None:
     if isinstance(v, _dt.date):
         return (v - _dt.date(1970, 1, 1)).days * 86_400_000
     if isinstance(v, float):  # floor, as the column version
+        if not math.isfinite(v):
+            raise InvalidInputError(f"event time {v!r} is not a finite number")
         return math.floor(v * 1000) if abs(v) < EVENT_TIME_SECONDS_LIMIT else math.floor(v)
     if isinstance(v, int):
         return v * 1000 if abs(v) < EVENT_TIME_SECONDS_LIMIT else v

@@ -36,9 +36,14 @@ class EventRange(NamedTuple):
 def iso_ms(ms: int | None) -> str | None:
     if ms is None:
         return None
-    return _dt.datetime.fromtimestamp(ms / 1000, _dt.timezone.utc).isoformat(timespec="milliseconds").replace(
-        "+00:00", "Z"
-    )
+    try:  # integer arithmetic: ms / 1000 as a float is 1 ms off for many times far from 1970
+        dt = _EPOCH + _dt.timedelta(milliseconds=int(ms))
+    except OverflowError:  # outside years 1..9999 (e.g. a damaged write stat): no ISO form
+        return None
+    return dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
 
 _LOG_WRITE_ACTIONS = (Action.DELTA_COMMIT, Action.COMPACTION, Action.COMMIT)

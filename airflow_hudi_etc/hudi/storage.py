@@ -668,6 +668,17 @@ class Storage:
             return
         self._put_object(self.full(rel), data, if_absent=False)
 
+    def remove_empty_dir(self, rel_dir: str) -> bool:
+        """Remove a folder if it exists and is empty (object stores have no folders: a no-op).
+        Returns whether it was removed."""
+        if not self.is_local:
+            return False
+        try:
+            os.rmdir(self.full(safe_relpath(rel_dir)))
+            return True
+        except OSError:  # missing, not empty, or not a folder
+            return False
+
     def delete(self, rel: str, missing_ok: bool = True) -> bool:
         """Remove a file (a symlink itself, never its target). Returns whether it existed."""
         p = self.full(rel)

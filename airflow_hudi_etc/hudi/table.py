@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import etc_keys
-from .errors import InvalidTimelineError
+from .errors import CorruptDataFileError, InvalidInputError, InvalidTimelineError, MissingDataFileError
 from .fsview import FileSlice, FileSystemView
 from .merge import BlockDecoder, FoldedLogs, ReadFilter, ScanStats, fold_blocks, merge_slice, queue_blocks
 from .properties import TableConfig, load_table_config
@@ -34,6 +34,20 @@ from .timeline import (
     iter_write_stats,
     load_commit_metadata,
 )
+
+
+@contextlib.contextmanager
+def _data_file(rel: str):
+    """A data file that is gone or not Parquet is a typed error naming it (not an OSError or
+    an ArrowInvalid from deep inside pyarrow)."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise MissingDataFileError(f"{rel} is missing (deleted, or a symlink whose target is gone)") from None
+    except (pa.ArrowInvalid, OSError) as e:
+        if isinstance(e, PermissionError):
+            raise
+        raise CorruptDataFileError(f"{rel} is not readable: {e}") from None
 
 
 @dataclass(frozen=True)
@@ -190,13 +204,17 @@ class HudiTable:
         return merge_slice(base, folded, schema, precombine_field=self.config.precombine_field,
                            event_time_ordering=self.config.event_time_ordering)
 
+    def _read_log(self, rel: str) -> bytes:
+        with _data_file(rel):
+            return self.storage.read_bytes(rel)
+
     def read_log_files(self, log_paths: Iterable[str]) -> list[tuple[str, bytes, list]]:
         """(path, bytes, parsed blocks) of each log file, for :meth:`fold_logs` and friends."""
         from . import logformat as lf
 
         out = []
         for p in log_paths:
-            data = self.storage.read_bytes(p)
+            data = self._read_log(p)
             out.append((p, data, lf.read_blocks(data)))
         return out
 
@@ -205,7 +223,7 @@ class HudiTable:
                   decoder: BlockDecoder | None = None) -> FoldedLogs:
         """Each key's last state over the committed blocks of these log files (in this order).
         ``log_paths`` may be what :meth:`read_log_files` returned (files read and parsed once)."""
-        files = [f if isinstance(f, tuple) else (f, self.storage.read_bytes(f)) for f in log_paths]
+        files = [f if isinstance(f, tuple) else (f, self._read_log(f)) for f in log_paths]
         stats = stats if stats is not None else ScanStats()
         schema = schema or self.arrow_schema
         blocks = queue_blocks(files, accept, stats)
@@ -215,13 +233,18 @@ class HudiTable:
     def iter_base(self, rel: str, skip_columns: Iterable[str] = (), batch_rows: int = 65_536) -> Iterator[pa.Table]:
         """A base file's rows in batches of up to ``batch_rows`` (memory: one batch, not the file)."""
         skip = set(skip_columns)
-        with (contextlib.nullcontext(self.storage.full(rel)) if self.storage.is_local else self.storage.open(rel)) as src:
+        with _data_file(rel), (contextlib.nullcontext(self.storage.full(rel)) if self.storage.is_local
+                               else self.storage.open(rel)) as src:
             pf = pq.ParquetFile(src)
             cols = [n for n in pf.schema_arrow.names if n not in skip]
             for batch in pf.iter_batches(batch_size=batch_rows, columns=cols):
                 yield pa.Table.from_batches([batch])
 
     def _read_base(self, rel: str, skip_columns: Iterable[str] = ()) -> pa.Table:
+        with _data_file(rel):
+            return self._read_base_file(rel, skip_columns)
+
+    def _read_base_file(self, rel: str, skip_columns: Iterable[str] = ()) -> pa.Table:
         skip = set(skip_columns)
         if self.storage.is_local:
             src = self.storage.full(rel)
@@ -240,7 +263,10 @@ class HudiTable:
         as_of: str | None = None,
         partitions: Iterable[str] | None = None,
     ) -> pa.Table:
-        """Snapshot (default), read-optimized, or time-travel read of the whole table."""
+        """Snapshot (default), read-optimized, or time-travel read of the whole table. ``as_of``:
+        any format Hudi's ``as.of.instant`` takes (see :func:`normalize_as_of`)."""
+        if as_of is not None:
+            as_of = normalize_as_of(as_of)
         schema = self.arrow_schema if self.timeline.completed_writes or self.config.create_schema else None
         if schema is None:
             return pa.table({})
@@ -304,3 +330,36 @@ class HudiTable:
         except ValueError:
             return []
         return [op["link"] for op in ops if isinstance(op, dict) and "link" in op]
+
+
+_AS_OF_FORMATS = {  # length → (shape, strptime format)
+    17: (r"\d{17}", None),
+    14: (r"\d{14}", "%Y%m%d%H%M%S"),
+    23: (r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}", "%Y-%m-%d %H:%M:%S.%f"),
+    19: (r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "%Y-%m-%d %H:%M:%S"),
+    10: (r"\d{4}-\d\d-\d\d", "%Y-%m-%d"),
+}
+
+
+def normalize_as_of(value: str) -> str:
+    """The instant time a time-travel read compares instants with, from the formats Hudi 0.14's
+    ``HoodieSqlCommonUtils.formatQueryInstant`` accepts: ``yyyyMMddHHmmss[SSS]`` (as given),
+    ``yyyy-MM-dd HH:mm:ss[.SSS]`` (→ ``yyyyMMddHHmmssSSS``) and ``yyyy-MM-dd`` (→ that day's
+    ``yyyyMMdd000000000``), read in the timeline's time zone (UTC for our tables). Anything else
+    is an :class:`InvalidInputError`."""
+    import datetime as _dt
+    import re
+
+    s = value if isinstance(value, str) else ""
+    shape, fmt = _AS_OF_FORMATS.get(len(s), ("", None))
+    try:
+        if not shape or not re.fullmatch(shape, s, re.ASCII):
+            raise ValueError
+        dt = _dt.datetime.strptime(s[:14] if fmt is None else s, fmt or "%Y%m%d%H%M%S")
+    except ValueError:
+        raise InvalidInputError(
+            f"as-of {value!r}: use yyyyMMddHHmmssSSS, yyyyMMddHHmmss, 'yyyy-MM-dd HH:mm:ss[.SSS]' or yyyy-MM-dd "
+            "(UTC)") from None
+    if len(s) in (14, 17):
+        return s  # as Hudi: an instant time is used as given
+    return dt.strftime("%Y%m%d%H%M%S") + f"{dt.microsecond // 1000:03d}"

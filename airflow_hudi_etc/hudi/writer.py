@@ -73,6 +73,7 @@ from .schema import (
     RECORD_KEY,
     arrow_schema_from_avro,
     avro_schema_from_arrow,
+    check_avro_names,
     conform,
     event_time_millis,
     normalize_input,
@@ -140,6 +141,11 @@ def init_table(
     for what, f in (("record key", record_key), ("precombine", precombine_field), ("event time", event_time_field)):
         if not f or "," in f:
             raise InvalidInputError(f"{what} field {f!r}: give exactly one field")
+    for what, f in (("record key", record_key), ("precombine", precombine_field), ("event time", event_time_field),
+                    ("partition", partition_field)):
+        if f and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", f):
+            raise InvalidInputError(f"{what} field {f!r}: not a valid Avro name (letters, digits and underscores, "
+                                    "not starting with a digit)")
     payload_class = PAYLOAD_ALIASES.get(payload, payload)
     if payload_class not in PAYLOAD_ALIASES.values():
         raise InvalidInputError(f"payload {payload!r}: use overwrite-latest or event-time-ordering")
@@ -222,7 +228,15 @@ def _partition_values(table: pa.Table, field: str, hive_style: bool) -> pa.Array
     strs = pc.cast(col, pa.string())
     if hive_style:
         strs = pc.binary_join_element_wise(pa.scalar(f"{field}="), strs, "")
-    bad = [v for v in set(strs.to_pylist()) if "/" in v.split("=", 1)[-1] or v.startswith(".") or ".." in v]
+    # a value is one folder name: no separator, not "." / ".." (names merely holding dots, e.g.
+    # "v1..2", are fine), not hidden (Hudi's partition listing skips names starting with ".")
+    prefix = len(f"{field}=") if hive_style else 0
+
+    def unusable(folder: str) -> bool:
+        value = folder[prefix:]
+        return any(c in value for c in "/\\\x00") or folder.startswith(".") or value in (".", "..")
+
+    bad = [v for v in set(strs.to_pylist()) if unusable(v)]
     if bad:
         raise InvalidInputError(f"partition values {bad[:3]} are not usable folder names")
     return strs.combine_chunks() if isinstance(strs, pa.ChunkedArray) else strs
@@ -263,6 +277,7 @@ def prepare_batch(table: HudiTable, batch: pa.Table, operation: str) -> pa.Table
     bad = [c for c in batch.column_names if c in META_FIELDS]
     if bad:
         batch = batch.drop_columns(bad)
+    check_avro_names(batch.schema)
     batch = normalize_input(batch)
     if cfg.event_time_field and cfg.event_time_field in batch.column_names:
         event_time_millis(batch.column(cfg.event_time_field), cfg.event_time_field)  # validates
@@ -541,7 +556,7 @@ def encode_log_file(unit: WriteUnit, rows: pa.Table) -> bytes:
     meta[RECORD_KEY] = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
     data = conform(rows, pa.schema([f for f in schema if f.name not in META_FIELDS]))
     out = pa.Table.from_arrays([meta[m] for m in META_FIELDS] + list(data.columns), schema=schema)
-    return lf.encode_data_block(unit.instant, unit.avro_schema_json, out.to_pylist())
+    return lf.encode_data_block(unit.instant, unit.avro_schema_json, out.to_pylist(maps_as_pydicts="strict"))
 
 
 def write_unit(unit: WriteUnit) -> dict:
@@ -655,6 +670,7 @@ def _remove_instant_files(storage: Storage, instant: str, *, record: bool = Fals
         storage.delete(Instant(instant, Action.DELTA_COMMIT, state).path())
     if record:
         heartbeat.delete(storage, instant)  # the dead writer's (a live one was refused above)
+    storage.remove_empty_dir(_marker_dir(instant))
     return removed
 
 
@@ -726,10 +742,10 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
                       now, t_start: float, rolled_back: list[str], held: contextlib.ExitStack) -> WriteResult:
     table = HudiTable.load_writable(storage)
     cfg = table.config
+    prepared = prepare_batch(table, batch, operation)  # bad input is refused before anything is written
     if options.rollback_failed_writes and table.timeline.pending_writes:
         rolled_back += rollback_failed_writes(storage, table.timeline)
         table = table.reload()
-    prepared = prepare_batch(table, batch, operation)
     data_cols = [c for c in prepared.column_names if c not in ("__key", "__part")]
     # schema: the table's schema, widened by new input columns
     if table.timeline.completed_writes or cfg.create_schema:
@@ -874,6 +890,9 @@ def _check_types(batch: pa.Table, schema: pa.Schema) -> None:
             continue
         got = batch.schema.field(f.name).type
         if got == f.type or pa.types.is_null(got) or (got, f.type) in _WIDENINGS:
+            continue
+        col = batch.column(f.name)
+        if col.null_count == len(col):  # all null (JSON's null column arrives as string): fits any type
             continue
         if pa.types.is_timestamp(got) and pa.types.is_timestamp(f.type):
             continue

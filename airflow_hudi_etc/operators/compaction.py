@@ -605,8 +605,11 @@ class SyncEventTimeThresholdOperator(HudiEtcSparkJobOperator):
             if _none_if_empty(v):
                 args += [flag, str(v)]
         result = self.run_job(args, context)
-        catalog_ms = max((v for v in (result.get("threshold_ms"), result.get("previous_threshold_ms"))
-                          if isinstance(v, int)), default=None)
+        # what the catalog holds now: the published threshold after an update (lower than the
+        # previous one after reset-threshold), else the higher of the two (catalog ahead)
+        catalog_ms = result.get("threshold_ms") if result.get("status") == "updated" else max(
+            (v for v in (result.get("threshold_ms"), result.get("previous_threshold_ms")) if isinstance(v, int)),
+            default=None)
         if catalog_ms is not None:
             lag = time.time() - catalog_ms / 1000
             result["metrics_sent"] = emit_gauges({"catalog_threshold_lag_seconds": lag},
