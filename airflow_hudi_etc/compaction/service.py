@@ -1087,10 +1087,10 @@ def rollback(path: str | Storage, *, instant: str, storage_options: Mapping[str,
         raise InvalidTimelineError(f"compaction {instant} is completed; it cannot be rolled back here")
     plan = read_plan(table, instant)
     with heartbeat.hold(storage, instant, what="compaction execution"):  # not under a running execution
-        return _rollback_execution(storage, instant, plan)
+        return _rollback_execution(storage, instant, plan, requested=insts[0].state is State.REQUESTED)
 
 
-def _rollback_execution(storage: Storage, instant: str, plan: CompactionPlan) -> dict:
+def _rollback_execution(storage: Storage, instant: str, plan: CompactionPlan, *, requested: bool = False) -> dict:
     files: dict[str, list[str]] = {}
     listings: dict[str, list] = {}
     for op in plan.operations:
@@ -1102,7 +1102,7 @@ def _rollback_execution(storage: Storage, instant: str, plan: CompactionPlan) ->
                 if name.startswith(op.file_id + "_") and name.endswith(f"_{instant}.parquet")]
         out += [rel for rel in plan_outputs(plan, op)  # not filtered by the listing: a dangling link must go too
                 if not (links_precreated(plan) and _is_placeholder(storage, rel))]
-    if insts[0].state is State.REQUESTED:
+    if requested:
         # never executed, or already rolled back (a retry): execute writes its inflight file
         # before any data file and a rollback removes it last, so there is nothing to undo and
         # no rollback instant to record (the plan's paths were checked above all the same)

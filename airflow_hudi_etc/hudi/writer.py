@@ -670,7 +670,6 @@ def _remove_instant_files(storage: Storage, instant: str, *, record: bool = Fals
         storage.delete(Instant(instant, Action.DELTA_COMMIT, state).path())
     if record:
         heartbeat.delete(storage, instant)  # the dead writer's (a live one was refused above)
-    storage.remove_empty_dir(_marker_dir(instant))
     return removed
 
 
