@@ -29,7 +29,11 @@ class SparkJobError(HudiEtcError):
 
 
 def spark_submit_binary() -> str:
-    """The venv's spark-submit (pyspark wheel), else the one on PATH."""
+    """``$SPARK_HOME/bin/spark-submit`` when SPARK_HOME is set (e.g. a cluster's Spark 3.5
+    install), else the venv's (pyspark wheel), else the one on PATH."""
+    home = os.environ.get("SPARK_HOME")
+    if home and os.path.isfile(os.path.join(home, "bin", "spark-submit")):
+        return os.path.join(home, "bin", "spark-submit")
     here = Path(sys.executable).parent / "spark-submit"
     if here.exists():
         return str(here)
