@@ -58,7 +58,25 @@ def _spark(args):
     spark = builder.appName(f"hudi-etc-{args.command}").getOrCreate()
     if not spark.sparkContext.getConf().get("spark.log.level", None):
         spark.sparkContext.setLogLevel("WARN")  # quiet by default; spark.log.level overrides it
+    _ship_package(spark)
     return spark
+
+
+def _ship_package(spark) -> str | None:
+    """A job submitted without ``--py-files`` (e.g. ``spark-submit spark_jobs/hudi_etc_job.py ...``
+    by hand) to a cluster ships the package itself: the driver has it installed, the executors
+    may not. Not when the submitter shipped files, opted out (``HUDI_ETC_PY_FILES=none``), or the
+    executors are this machine's (``local[...]``). Returns the zip added, if any."""
+    from airflow_hudi_etc import shipping
+
+    conf = spark.sparkContext.getConf()
+    if (conf.get("spark.submit.pyFiles", None) or shipping.is_local_master(conf.get("spark.master", ""))
+            or os.environ.get("HUDI_ETC_PY_FILES", "").strip().lower() == shipping.NO_PY_FILES
+            or not shipping.package_root().is_dir()):
+        return None
+    path = shipping.package_zip()
+    spark.sparkContext.addPyFile(path)
+    return path
 
 
 def _earlier_attempt(args) -> bool | None:
@@ -106,7 +124,7 @@ def summary_line(command: str, result: dict, *, rolled_back: bool | None, second
     threshold = (f"threshold {result.get('threshold')} (read-optimized lag {_duration((now_ms - th_ms) / 1000)})"
                  if isinstance(th_ms, int) else "no threshold")
     inst = result.get("instant")
-    status = result.get("status") or ("scheduled" if inst else "nothing scheduled")
+    status = result.get("status") or (("scheduled" if inst else "nothing scheduled") if command == "schedule" else "done")
     parts = [f"{command} {inst or '-'}: {status}"]
     if command == "execute":
         parts.append(threshold)

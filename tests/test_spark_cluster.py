@@ -6,11 +6,12 @@ interpreter of ours may be forced on the executors.
 * ``hudi-etc execute --engine spark`` with the packed env of ``hudi-etc pack-env`` in
   ``spark.archives`` (``spark.pyspark.python=./environment/bin/python``);
 * the ``hudi_etc_nightly`` example DAG (sensor, schedule, execute; the catalog sync is marked
-  successful) with the executors' interpreter named only in ``spark-defaults.conf``.
+  successful) with the executors' interpreter named only in ``spark-defaults.conf``;
+* ``spark-submit spark_jobs/hudi_etc_job.py`` by hand, without ``--py-files``: the job ships it.
 
 Judged by hudi-rs (the read-optimized view holds every key's last version with event time ≤ the
 threshold, the snapshot is unchanged), by the master (the applications ran there) and by the
-worker's folders (what reached the executors). One cluster per session; about 1.5 minutes.
+worker's folders (what reached the executors). One cluster per session; about 2 minutes.
 """
 
 from __future__ import annotations
@@ -149,3 +150,33 @@ def test_nightly_dag_on_cluster_with_spark_defaults(cluster, tmp_path, monkeypat
     dirs = executor_dirs(cluster, [i for i, n in apps.items() if n == "hudi-etc-execute"])
     assert any((d / zip_path.name).is_file() for d in dirs)
     assert not any((d / "environment").exists() for d in dirs)  # no archive here: the path from spark-defaults
+
+
+def test_job_submitted_by_hand_ships_the_package_itself(cluster, tmp_path):
+    """``spark-submit spark_jobs/hudi_etc_job.py`` without ``--py-files``: the driver has the package,
+    the executors get it from the driver (``addPyFile`` of the cached zip)."""
+    from airflow_hudi_etc.compaction.service import schedule
+    from airflow_hudi_etc.spark_submit import job_env, spark_submit_binary
+
+    table = tmp_path / "trips"
+    batches = at.build(table)
+    snapshot0 = by_key(table)
+    instant = schedule(str(table), data_latency=at.LATENCY, compaction_time=at.COMPACTION_TIME).instant
+    before = {a["id"] for a in cluster.completed_apps()}
+    env = {k: v for k, v in job_env().items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
+    env.update({"PYTHONPATH": str(REPO), "HUDI_ETC_CACHE_DIR": str(tmp_path / "cache")})
+    result = tmp_path / "result.json"
+    cmd = [spark_submit_binary(), "--master", cluster.master_url, "--conf", "spark.ui.enabled=false",
+           "--conf", f"spark.pyspark.python={cluster.executor_python}",
+           "--conf", f"spark.pyspark.driver.python={sys.executable}", "--conf", "spark.executor.memory=1g",
+           str(REPO / "spark_jobs" / "hudi_etc_job.py"), "--result-file", str(result), "execute", "--path", str(table)]
+    proc = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    res = json.loads(result.read_text())
+    assert (res["instant"], res["status"], res["engine"]) == (instant, "completed", "spark")
+    assert at.ro_violations(table, batches, at.THRESHOLD_MS) == []  # hudi-rs
+    assert by_key(table) == snapshot0
+    apps = new_apps(cluster, before)
+    assert sorted(apps.values()) == ["hudi-etc-execute"], apps
+    [zip_path] = list((tmp_path / "cache").glob("airflow_hudi_etc-*.zip"))
+    assert any((d / zip_path.name).is_file() for d in executor_dirs(cluster, apps))
