@@ -96,6 +96,21 @@ class Cluster:
     def executor_python(self) -> str:
         return str(self.env_dir / "bin" / "python")
 
+    @property
+    def logged_python(self) -> str:
+        """A wrapper of :attr:`executor_python` that appends ``<pid> <cwd>`` to
+        :attr:`python_log` each time it starts: proof of which interpreter executors ran, where."""
+        return str(self.root / "executor-python")
+
+    @property
+    def python_log(self) -> Path:
+        return self.root / "executor-python.log"
+
+    def python_starts(self) -> list[tuple[str, str]]:
+        if not self.python_log.exists():
+            return []
+        return [tuple(x.split(" ", 1)) for x in self.python_log.read_text().splitlines() if x]
+
     def state(self) -> dict:
         with urllib.request.urlopen(f"{self.webui}/json/", timeout=5) as r:
             return json.load(r)
@@ -133,6 +148,9 @@ def start_cluster(root: Path, *, cores: int = 2, memory: str = "2g", timeout: fl
     port, ui, wport, wui = free_port(), free_port(), free_port(), free_port()
     cls = os.path.join(home, "bin", "spark-class")
     cluster = Cluster(f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{ui}", root, env_tar, env_dir)
+    wrapper = Path(cluster.logged_python)
+    wrapper.write_text(f'#!/bin/sh\necho "$$ $PWD" >> "{cluster.python_log}"\nexec "{cluster.executor_python}" "$@"\n')
+    wrapper.chmod(0o755)
     try:
         for name, cmd in (
             ("master", [cls, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
@@ -155,7 +173,7 @@ def start_cluster(root: Path, *, cores: int = 2, memory: str = "2g", timeout: fl
             try:
                 if any(w.get("state") == "ALIVE" for w in cluster.state().get("workers") or []):
                     return cluster
-            except OSError:
+            except (OSError, ValueError):  # not listening yet, or an empty answer while it starts
                 pass
             if time.monotonic() > deadline:
                 raise TimeoutError("the Spark worker did not register in time: "

@@ -118,7 +118,7 @@ def test_nightly_dag_on_cluster_with_spark_defaults(cluster, tmp_path, monkeypat
     conf_dir.mkdir()
     # the executors' interpreter comes from spark-defaults.conf only: nothing of ours may override it
     (conf_dir / "spark-defaults.conf").write_text(
-        f"spark.pyspark.python  {cluster.executor_python}\nspark.executor.memory=1g\n")
+        f"spark.pyspark.python  {cluster.logged_python}\nspark.executor.memory=1g\n")
     host, port = cluster.master_url.rsplit(":", 1)
     for k, v in {"HUDI_ETC_TABLE_PATH": str(table), "HUDI_ETC_METASTORE_DIR": str(metastore),
                  "HUDI_ETC_DATABASE": "hudi_etc_cluster", "HUDI_ETC_CATALOG_TABLE": "trips",
@@ -129,6 +129,7 @@ def test_nightly_dag_on_cluster_with_spark_defaults(cluster, tmp_path, monkeypat
     monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
     monkeypatch.delenv("PYSPARK_DRIVER_PYTHON", raising=False)
     before = {a["id"] for a in cluster.completed_apps()}
+    starts = len(cluster.python_starts())
 
     # the catalog sync (a Hive/Derby job on the driver, about 45 s here; the executors do nothing
     # in it) is covered by test_airflow_e2e.py on local[2]: marked successful to keep this short
@@ -150,6 +151,10 @@ def test_nightly_dag_on_cluster_with_spark_defaults(cluster, tmp_path, monkeypat
     dirs = executor_dirs(cluster, [i for i, n in apps.items() if n == "hudi-etc-execute"])
     assert any((d / zip_path.name).is_file() for d in dirs)
     assert not any((d / "environment").exists() for d in dirs)  # no archive here: the path from spark-defaults
+    # the executors ran the interpreter spark-defaults.conf names (nothing of ours overrode it), in
+    # the worker's folders
+    ran = cluster.python_starts()[starts:]
+    assert ran and all(Path(cwd).is_relative_to(cluster.work_dir) for _, cwd in ran), ran
 
 
 def test_job_submitted_by_hand_ships_the_package_itself(cluster, tmp_path):
@@ -163,11 +168,12 @@ def test_job_submitted_by_hand_ships_the_package_itself(cluster, tmp_path):
     snapshot0 = by_key(table)
     instant = schedule(str(table), data_latency=at.LATENCY, compaction_time=at.COMPACTION_TIME).instant
     before = {a["id"] for a in cluster.completed_apps()}
+    starts = len(cluster.python_starts())
     env = {k: v for k, v in job_env().items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
     env.update({"PYTHONPATH": str(REPO), "HUDI_ETC_CACHE_DIR": str(tmp_path / "cache")})
     result = tmp_path / "result.json"
     cmd = [spark_submit_binary(), "--master", cluster.master_url, "--conf", "spark.ui.enabled=false",
-           "--conf", f"spark.pyspark.python={cluster.executor_python}",
+           "--conf", f"spark.pyspark.python={cluster.logged_python}",
            "--conf", f"spark.pyspark.driver.python={sys.executable}", "--conf", "spark.executor.memory=1g",
            str(REPO / "spark_jobs" / "hudi_etc_job.py"), "--result-file", str(result), "execute", "--path", str(table)]
     proc = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True)
@@ -180,3 +186,5 @@ def test_job_submitted_by_hand_ships_the_package_itself(cluster, tmp_path):
     assert sorted(apps.values()) == ["hudi-etc-execute"], apps
     [zip_path] = list((tmp_path / "cache").glob("airflow_hudi_etc-*.zip"))
     assert any((d / zip_path.name).is_file() for d in executor_dirs(cluster, apps))
+    ran = cluster.python_starts()[starts:]
+    assert ran and all(Path(cwd).is_relative_to(cluster.work_dir) for _, cwd in ran), ran
