@@ -238,6 +238,8 @@ def pack_env(output: str, *, extras: tuple[str, ...] = (), python: str | None = 
     out = Path(output).resolve()
     if not out.parent.is_dir():
         raise InvalidInputError(f"--output {output!r}: folder {out.parent} does not exist")
+    if python and not (os.path.isfile(python) and os.access(python, os.X_OK)):
+        raise InvalidInputError(f"--python {python!r}: no such interpreter")
     base_python = python or getattr(sys, "_base_executable", None) or sys.executable
     pins = dependency_pins(tuple(extras))
     with tempfile.TemporaryDirectory(prefix="hudi-etc-pack-env-") as tmp:
@@ -263,14 +265,21 @@ def pack_env(output: str, *, extras: tuple[str, ...] = (), python: str | None = 
             except OSError:
                 pass
             raise
-    return {"output": str(out), "bytes": out.stat().st_size, "packages": pins,
+    here = "%d.%d" % sys.version_info[:2]
+    extra = {} if probe.stdout.strip() == here else {
+        "warning": f"the packed env has Python {probe.stdout.strip()}, this driver {here}: PySpark refuses "
+                   f"workers whose Python minor version differs from the driver's"}
+    return {"output": str(out), "bytes": out.stat().st_size, "packages": pins, **extra,
             "python": os.path.realpath(base_python), "python_version": probe.stdout.strip(),
             "spark_conf": {"spark.archives": f"{out}#environment",
                            "spark.pyspark.python": "./environment/bin/python"}}
 
 
 def _run(cmd: list[str], what: str) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        raise ShippingError(f"pack-env: {what} failed: {e}") from e
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr or proc.stdout or "").splitlines()[-15:])
         raise ShippingError(f"pack-env: {what} failed (exit {proc.returncode}):\n{tail}")

@@ -204,3 +204,24 @@ def test_earlier_attempt_seen_before_execute(tmp_path):
     assert _earlier_attempt(args) is True
     assert _earlier_attempt(build_parser().parse_args(["execute", "--path", str(table), "--instant", instant])) is True
     assert _earlier_attempt(build_parser().parse_args(["schedule", "--path", str(table), "--data-latency", "1h"])) is None
+
+
+def test_pack_env_refuses_bad_arguments_before_building(tmp_path):
+    from airflow_hudi_etc.hudi.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match=r"\.tar\.gz"):
+        shipping.pack_env(str(tmp_path / "env.zip"))
+    with pytest.raises(InvalidInputError, match="does not exist"):
+        shipping.pack_env(str(tmp_path / "no" / "env.tar.gz"))
+    with pytest.raises(InvalidInputError, match="unknown extra"):
+        shipping.pack_env(str(tmp_path / "env.tar.gz"), extras=("gpu",))
+    r = subprocess.run([sys.executable, "-m", "airflow_hudi_etc.cli", "pack-env", "--output", str(tmp_path / "e.tgz"),
+                        "--python", str(tmp_path / "no-python")], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert r.returncode == 2 and json.loads(r.stdout)["error"]["code"] == "invalid_input", r.stdout
+    assert list(tmp_path.iterdir()) == []  # nothing written
+    pins = shipping.dependency_pins(("s3",))
+    assert [p.split("==")[0] for p in pins] == ["pyarrow", "fastavro", "numpy", "fsspec", "msgspec", "s3fs"]
+    from importlib.metadata import version
+
+    assert pins[0] == f"pyarrow=={version('pyarrow')}"  # the driver's versions
