@@ -98,6 +98,18 @@ def _submit(a) -> dict:
     return run_job(a.argv)
 
 
+def cmd_pack_env(a) -> dict:
+    from .shipping import pack_env
+
+    return pack_env(a.output, extras=tuple(a.extra), python=a.python)
+
+
+def cmd_py_files(a) -> dict:
+    from .shipping import package_zip
+
+    return {"py_files": package_zip()}
+
+
 def cmd_write(a) -> dict:
     if _via_spark_submit(a):
         return _submit(a)
@@ -339,6 +351,15 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("validate", help="plan vs storage: dangling links, orphan files, broken plans")
     s.add_argument("--path", required=True)
     s.set_defaults(fn=cmd_validate)
+
+    s = sub.add_parser("pack-env", help="a packed virtualenv of the executors' dependencies, for spark.archives")
+    s.add_argument("--output", required=True, help="the .tar.gz to write")
+    s.add_argument("--extra", action="append", default=[], choices=["s3"], help="add an extra's dependencies")
+    s.add_argument("--python", help="base interpreter of the venv (default: this one's); must exist on every worker")
+    s.set_defaults(fn=cmd_pack_env)
+
+    s = sub.add_parser("py-files", help="path of the cached zip of this package (what --engine spark ships)")
+    s.set_defaults(fn=cmd_py_files)
 
     s = sub.add_parser("sync-catalog", help="publish the RO threshold as table properties in the Hive metastore")
     s.add_argument("--path", required=True)

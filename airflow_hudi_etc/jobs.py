@@ -10,6 +10,10 @@ on stdout and writes it to ``--result-file`` (a local path or any fsspec URI; sp
 returns no value, so this is how the CLI and the Airflow operators get it back). Errors are
 written the same way, as ``{"error": {"code", "type", "message"}}``, with exit status 2.
 ``spark_jobs/`` in the repo holds a thin script that calls :func:`main`.
+
+Spark logs at WARN unless ``spark.log.level`` says otherwise, and the job prints one human line
+(``hudi-etc summary: ...``: the threshold, logs compacted, the read-optimized view's remaining lag,
+whether an earlier attempt was rolled back, the seconds) to stderr, which ends up in the task log.
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ import json
 import os
 import sys
 import tempfile
+import time
+
+SUMMARY_PREFIX = "hudi-etc summary:"
 
 
 def _write_result(path: str | None, result: dict) -> None:
@@ -48,7 +55,94 @@ def _spark(args):
                                   warehouse_dir=args.warehouse_dir)
     else:
         builder = SparkSession.builder
-    return builder.appName(f"hudi-etc-{args.command}").getOrCreate()
+    spark = builder.appName(f"hudi-etc-{args.command}").getOrCreate()
+    if not spark.sparkContext.getConf().get("spark.log.level", None):
+        spark.sparkContext.setLogLevel("WARN")  # quiet by default; spark.log.level overrides it
+    _ship_package(spark)
+    return spark
+
+
+def _ship_package(spark) -> str | None:
+    """A job submitted without ``--py-files`` (e.g. ``spark-submit spark_jobs/hudi_etc_job.py ...``
+    by hand) to a cluster ships the package itself: the driver has it installed, the executors
+    may not. Not when the submitter shipped files, opted out (``HUDI_ETC_PY_FILES=none``), or the
+    executors are this machine's (``local[...]``). Returns the zip added, if any."""
+    from airflow_hudi_etc import shipping
+
+    conf = spark.sparkContext.getConf()
+    if (conf.get("spark.submit.pyFiles", None) or shipping.is_local_master(conf.get("spark.master", ""))
+            or os.environ.get("HUDI_ETC_PY_FILES", "").strip().lower() == shipping.NO_PY_FILES
+            or not shipping.package_root().is_dir()):
+        return None
+    path = shipping.package_zip()
+    spark.sparkContext.addPyFile(path)
+    return path
+
+
+def _earlier_attempt(args) -> bool | None:
+    """``execute`` only: will the compaction to execute be rolled back first (an inflight one,
+    left by an earlier attempt that died)? ``None`` when it cannot tell."""
+    if args.command != "execute":
+        return None
+    try:
+        from airflow_hudi_etc.cli import _storage
+        from airflow_hudi_etc.hudi.table import HudiTable
+        from airflow_hudi_etc.hudi.timeline import State
+
+        pending = HudiTable.load(_storage(args)).timeline.pending_compactions
+        instant = getattr(args, "instant", None) or (pending[0].timestamp if pending else None)
+        return any(i.timestamp == instant and i.state is State.INFLIGHT for i in pending)
+    except Exception:  # noqa: BLE001 - the command itself reports a bad table
+        return None
+
+
+def _duration(seconds: float) -> str:
+    s = int(max(0, seconds))
+    d, s = divmod(s, 86400)
+    h, s = divmod(s, 3600)
+    m, s = divmod(s, 60)
+    return f"{d}d{h}h{m:02d}m" if d else (f"{h}h{m:02d}m" if h else f"{m}m{s:02d}s")
+
+
+def _bytes(n) -> str:
+    if not isinstance(n, (int, float)):
+        return "? bytes"
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{int(n)} bytes"
+
+
+def summary_line(command: str, result: dict, *, rolled_back: bool | None, seconds: float,
+                 now_ms: int | None = None) -> str:
+    """The job's one human line: what it did, the threshold and how far behind now it is."""
+    if "error" in result:
+        err = result["error"]
+        return f"{SUMMARY_PREFIX} {command} failed: {err.get('type')}: {err.get('message')} ({seconds:.1f} s)"
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    th_ms = result.get("threshold_ms")
+    threshold = (f"threshold {result.get('threshold')} (read-optimized lag {_duration((now_ms - th_ms) / 1000)})"
+                 if isinstance(th_ms, int) else "no threshold")
+    inst = result.get("instant")
+    status = result.get("status") or (("scheduled" if inst else "nothing scheduled") if command == "schedule" else "done")
+    parts = [f"{command} {inst or '-'}: {status}"]
+    if command == "execute":
+        parts.append(threshold)
+        if status in ("completed", "already completed"):
+            parts.append(f"{result.get('logs_compacted')} logs compacted, {result.get('remaining_log_files')} "
+                         f"remaining ({_bytes(result.get('remaining_log_bytes'))})")
+        parts.append("earlier attempt rolled back: " + {True: "yes", False: "no", None: "unknown"}[rolled_back])
+    elif command == "schedule":
+        parts.append(threshold)
+        parts.append(f"{result.get('operations', 0)} file groups" if inst else f"reason: {result.get('reason')}")
+    elif command == "sync-catalog":
+        parts.append(threshold)
+        if result.get("reason"):
+            parts.append(f"reason: {result.get('reason')}")
+    elif command == "rollback":
+        parts.append(f"{result.get('files_removed', 0)} files removed")
+    parts.append(f"{seconds:.1f} s")
+    return f"{SUMMARY_PREFIX} " + ", ".join(parts)
 
 
 def split_argv(argv: list[str]) -> tuple[str | None, list[str]]:
@@ -73,19 +167,26 @@ def main(argv: list[str] | None = None) -> int:
         _write_result(result_file, {"error": {"code": e.code, "type": type(e).__name__, "message": str(e)}})
         return 2
     args.argv = cli_argv
+    t0 = time.monotonic()
     spark = _spark(args)
     args.spark_session = spark
+    rolled_back = _earlier_attempt(args)
     try:
         result = args.fn(args)
         if isinstance(result, dict) and "engine" in vars(args):
             result.setdefault("engine", "spark")
         _write_result(result_file, result)
-        return 0
+        code = 0
     except HudiEtcError as e:
-        _write_result(result_file, {"error": {"code": e.code, "type": type(e).__name__, "message": str(e)}})
-        return 2
+        result = {"error": {"code": e.code, "type": type(e).__name__, "message": str(e)}}
+        _write_result(result_file, result)
+        code = 2
     finally:
         spark.stop()
+    if isinstance(result, dict):
+        print(summary_line(args.command, result, rolled_back=rolled_back, seconds=time.monotonic() - t0),
+              file=sys.stderr, flush=True)
+    return code
 
 
 if __name__ == "__main__":

@@ -14,7 +14,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .hudi.errors import HudiEtcError
+from .hudi.errors import HudiEtcError, InvalidInputError
+from .jobs import SUMMARY_PREFIX
+from .shipping import spark_defaults, submit_settings
+
+#: our defaults for every job, below the user's conf and spark-defaults.conf
+DEFAULT_CONF = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4"}
 
 JOB_SCRIPT = str(Path(__file__).with_name("jobs.py"))
 
@@ -24,7 +29,11 @@ class SparkJobError(HudiEtcError):
 
 
 def spark_submit_binary() -> str:
-    """The venv's spark-submit (pyspark wheel), else the one on PATH."""
+    """``$SPARK_HOME/bin/spark-submit`` when SPARK_HOME is set (e.g. a cluster's Spark 3.5
+    install), else the venv's (pyspark wheel), else the one on PATH."""
+    home = os.environ.get("SPARK_HOME")
+    if home and os.path.isfile(os.path.join(home, "bin", "spark-submit")):
+        return os.path.join(home, "bin", "spark-submit")
     here = Path(sys.executable).parent / "spark-submit"
     if here.exists():
         return str(here)
@@ -35,31 +44,64 @@ def spark_submit_binary() -> str:
 
 
 def job_env() -> dict[str, str]:
+    """spark-submit's environment: ours, with this venv's ``bin`` first on PATH (the pip
+    ``spark-submit`` finds SPARK_HOME with the ``python3`` on PATH). Interpreters are chosen by
+    :func:`airflow_hudi_etc.shipping.submit_settings`, per master."""
     env = dict(os.environ)
     venv_bin = str(Path(sys.executable).parent)
     env["PATH"] = venv_bin + os.pathsep + env.get("PATH", "")
-    env.setdefault("PYSPARK_PYTHON", sys.executable)
-    env.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     return env
 
 
+def user_conf() -> dict[str, str]:
+    """``HUDI_ETC_SPARK_CONF``: a JSON object of Spark properties for ``--engine spark``."""
+    raw = os.environ.get("HUDI_ETC_SPARK_CONF")
+    if not raw:
+        return {}
+    try:
+        conf = json.loads(raw)
+    except ValueError as e:
+        raise InvalidInputError(f"HUDI_ETC_SPARK_CONF is not JSON: {e}") from None
+    if not isinstance(conf, dict):
+        raise InvalidInputError("HUDI_ETC_SPARK_CONF must be a JSON object of Spark properties")
+    return {str(k): str(v) for k, v in conf.items()}
+
+
+def build_command(cli_argv: list[str], result_file: str, *, master: str | None = None,
+                  conf: dict | None = None, env: dict | None = None) -> tuple[list[str], dict[str, str]]:
+    """(spark-submit argv, environment) of one job. Conf precedence: ``conf`` argument, then
+    ``HUDI_ETC_SPARK_CONF``, then our defaults (UI off, ``spark.log.level=WARN``, ...), with
+    ``spark-defaults.conf`` below those it does not set. ``--py-files``: ``HUDI_ETC_PY_FILES``
+    (``none`` ships nothing), else the cached zip of this package."""
+    env = job_env() if env is None else env
+    master = master or env.get("HUDI_ETC_SPARK_MASTER") or "local[*]"
+    given = {**user_conf(), **{str(k): str(v) for k, v in (conf or {}).items()}}
+    defaults = spark_defaults(env)
+    ours = {k: v for k, v in DEFAULT_CONF.items() if k not in defaults}
+    merged = {**ours, **given}
+    s = submit_settings(master, deploy_mode=merged.get("spark.submit.deployMode"), conf=merged, env=env,
+                        py_files=env.get("HUDI_ETC_PY_FILES"))
+    merged.update({k: v for k, v in s["conf"].items() if k not in merged})
+    env = {**env, **s["env"]}
+    cmd = [spark_submit_binary(), "--master", master]
+    for k, v in merged.items():
+        cmd += ["--conf", f"{k}={v}"]
+    if s["py_files"]:
+        cmd += ["--py-files", s["py_files"]]
+    cmd += [JOB_SCRIPT, "--result-file", result_file, *cli_argv]
+    return cmd, env
+
+
 def run_job(cli_argv: list[str], *, master: str | None = None, conf: dict | None = None) -> dict:
     """Run ``hudi-etc <cli_argv>`` inside spark-submit; return the job's result JSON."""
-    master = master or os.environ.get("HUDI_ETC_SPARK_MASTER", "local[*]")
-    conf = {
-        "spark.ui.enabled": "false",
-        "spark.sql.shuffle.partitions": "4",
-        "spark.pyspark.python": sys.executable,
-        **(conf or {}),
-    }
     with tempfile.TemporaryDirectory(prefix="hudi-etc-job-") as tmp:
         result_file = os.path.join(tmp, "result.json")
-        cmd = [spark_submit_binary(), "--master", master]
-        for k, v in conf.items():
-            cmd += ["--conf", f"{k}={v}"]
-        cmd += [JOB_SCRIPT, "--result-file", result_file, *cli_argv]
-        proc = subprocess.run(cmd, env=job_env(), capture_output=True, text=True)
+        cmd, env = build_command(cli_argv, result_file, master=master, conf=conf)
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        for line in (proc.stdout or "").splitlines() + (proc.stderr or "").splitlines():
+            if line.startswith(SUMMARY_PREFIX):  # the job's one human line: pass it on
+                print(line, file=sys.stderr)
         if os.path.exists(result_file):
             with open(result_file) as f:
                 result = json.load(f)

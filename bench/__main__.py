@@ -41,9 +41,10 @@ FULL = dict(reps=3, p1_rows=1_000_000, p2_groups=10_000, p2_scan_groups=1_000, p
 SMOKE = dict(reps=1, p1_rows=20_000, p2_groups=200, p2_scan_groups=50, p3_instants=300,
              p5_rows=5_000, spark_rows=(500, 2_000, 8_000))
 
-ALL = ("P1", "P2", "P3", "P4", "P5", "P6", "Spark")
+ALL = ("P1", "P2", "P3", "P4", "P5", "P6", "Spark", "Cluster")
 RUN = {"P1": F.p1_merge_kernel, "P2": F.p2_planning, "P3": F.p3_readiness, "P4": F.p4_reads,
-       "P5": F.p5_write_amplification, "P6": F.p6_memory, "Spark": F.spark_end_to_end}
+       "P5": F.p5_write_amplification, "P6": F.p6_memory, "Spark": F.spark_end_to_end,
+       "Cluster": F.cluster_vs_local}
 
 
 def main(argv=None) -> int:
@@ -53,7 +54,7 @@ def main(argv=None) -> int:
     ap.add_argument("--output", default=os.path.join(HERE, "RESULTS.md"))
     ap.add_argument("--data-dir", default=None, help="cache of generated tables (default bench/.data)")
     ap.add_argument("--only", default=None, help="comma-separated figures, e.g. P1,P3")
-    ap.add_argument("--no-spark", action="store_true", help="skip the Spark figure (no JVM)")
+    ap.add_argument("--no-spark", action="store_true", help="skip the Spark figures (no JVM)")
     a = ap.parse_args(argv)
     tmp_data = None
     if a.data_dir is None:
@@ -65,7 +66,7 @@ def main(argv=None) -> int:
     cfg = Config(data_dir=a.data_dir, **(SMOKE if a.smoke else FULL))
     wanted = [x.strip() for x in a.only.split(",")] if a.only else list(ALL)
     if a.no_spark:
-        wanted = [w for w in wanted if w != "Spark"]
+        wanted = [w for w in wanted if w not in ("Spark", "Cluster")]
     results = []
     t_all = time.perf_counter()
     work = tempfile.mkdtemp(prefix="hudi-etc-bench-")

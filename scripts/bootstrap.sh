@@ -21,7 +21,9 @@ fi
 stamp=".venv/.hudi-etc-installed"
 want=$(cat pyproject.toml scripts/bootstrap.sh | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  # cadwyn<8 spares pip a long backtrack (airflow-core pins fastapi<0.137)
-  .venv/bin/pip install -q --disable-pip-version-check -e ".[dev]" "cadwyn<8"
+  # cadwyn<8 spares pip a long backtrack (airflow-core pins fastapi<0.137); pyspark and
+  # pyspark-client share files: the tested pair, same version (pyproject allows 4.0-4.2)
+  .venv/bin/pip install -q --disable-pip-version-check -e ".[dev]" "cadwyn<8" \
+    "pyspark==4.2.0" "pyspark-client==4.2.0"
   echo "$want" > "$stamp"
 fi

@@ -61,3 +61,12 @@ def test_bench_smoke_spark(tmp_path):
     (f,) = res["figures"]
     assert f["key"] == "Spark" and f["value"] is not None, f["notes"]
     assert "fixed start-up s (trivial table)" in f["details"]
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_bench_smoke_cluster(tmp_path):
+    res = _run(tmp_path, "--only", "Cluster")
+    (f,) = res["figures"]
+    assert f["key"] == "Cluster" and f["value"] is not None, f["notes"]
+    assert "per-row µs, cluster (large − small)" in f["details"]

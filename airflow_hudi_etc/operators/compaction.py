@@ -156,8 +156,9 @@ class HudiEtcSparkJobOperator(BaseOperator):
     :param table_path: the table's base path (templated).
     :param conn_id: Spark connection (master, deploy mode, ...); default ``spark_default``.
     :param conf: Spark configuration (templated), e.g. ``{"spark.executor.memory": "4g"}``.
-    :param py_files: ``--py-files`` (templated): a zip of ``airflow_hudi_etc`` (and its pure-Python
-        dependencies) for clusters where the package is not installed.
+    :param py_files: ``--py-files`` (templated). Default: a cached zip of the installed
+        ``airflow_hudi_etc`` (:func:`airflow_hudi_etc.shipping.package_zip`), so executors need not
+        have it; ``"none"`` ships nothing; anything else is passed as given.
     :param application: the job file (templated); default the installed ``airflow_hudi_etc/jobs.py``.
         Give a copy on HDFS/S3 for cluster deploy mode.
     :param env_vars: environment of spark-submit (templated; the provider maps it to the driver's
@@ -246,16 +247,36 @@ class HudiEtcSparkJobOperator(BaseOperator):
                 text = f.read()
         return json.loads(text)
 
+    def shipping(self, conf: dict[str, Any], kwargs: dict[str, Any]) -> tuple[dict, str | None, dict | None]:
+        """(conf, py_files, env_vars) with the package zip shipped (unless ``py_files`` is given,
+        or ``"none"``) and the interpreters chosen for the connection's master and deploy mode by
+        :func:`airflow_hudi_etc.shipping.submit_settings` (nothing the user set is overridden)."""
+        from ..shipping import submit_settings
+
+        # the connection says where Spark runs: the hook resolves it when built
+        resolved = getattr(ProcessGroupSparkSubmitHook(conn_id=self.conn_id, **{
+            k: v for k, v in kwargs.items() if k in ("deploy_mode", "spark_binary")}), "_connection", None) or {}
+        user_env = {str(k): str(v) for k, v in (self.env_vars or {}).items()}
+        s = submit_settings(resolved.get("master"), deploy_mode=resolved.get("deploy_mode"),
+                            conf={str(k): str(v) for k, v in conf.items()}, env={**os.environ, **user_env},
+                            py_files=self.py_files)
+        conf = {**s["conf"], **conf}
+        env_vars = {**s["env"], **user_env} or None
+        self.log.info("spark-submit to %s: --py-files %s; added %s", resolved.get("master"), s["py_files"],
+                      {**s["conf"], **s["env"]})
+        return conf, s["py_files"], env_vars
+
     def run_job(self, args: list[str], context: Context | None = None) -> dict:
         """Submit ``jobs.py --result-file F <args>``; the job's result, or its typed error."""
         location, tmp = self._result_location(context)
         kwargs = {"name": f"hudi-etc-{self.command}-{self.task_id}", **self.spark_submit_kwargs}
+        conf, py_files, env_vars = self.shipping(self.spark_conf(), kwargs)
         hook = ProcessGroupSparkSubmitHook(
-            conf=self.spark_conf(),
+            conf=conf,
             conn_id=self.conn_id,
-            py_files=self.py_files,
+            py_files=py_files,
             application_args=["--result-file", location, *[str(a) for a in args]],
-            env_vars=dict(self.env_vars) if self.env_vars else None,
+            env_vars=env_vars,
             **kwargs,
         )
         self._spark_hook = hook
