@@ -244,7 +244,7 @@ def cmd_validate(a) -> dict:
 def cmd_sync_catalog(a) -> dict:
     if _via_spark_submit(a):
         return _submit(a)
-    from .compaction.catalog import sync_catalog
+    from .spark.catalog import sync_catalog
 
     spark = getattr(a, "spark_session", None)
     return sync_catalog(a.path, database=a.database, table=a.table, spark=spark,

@@ -49,7 +49,7 @@ def _spark(args):
     from pyspark.sql import SparkSession
 
     if args.command == "sync-catalog":
-        from airflow_hudi_etc.compaction.catalog import session_builder
+        from airflow_hudi_etc.spark.catalog import session_builder
 
         builder = session_builder(metastore_uri=args.metastore_uri, metastore_dir=args.metastore_dir,
                                   warehouse_dir=args.warehouse_dir)

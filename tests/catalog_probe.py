@@ -48,7 +48,7 @@ def main():
            "ro_desc": describe(spark, ro), "rt_desc": describe(spark, rt)}
     if a.bump_ms is not None:
         spark.sql(f"ALTER TABLE {ro} SET TBLPROPERTIES ('hoodie.eventtime.threshold.ms'='{a.bump_ms}')")
-        from airflow_hudi_etc.compaction.catalog import sync_catalog
+        from airflow_hudi_etc.spark.catalog import sync_catalog
 
         out["sync"] = sync_catalog(a.path, database=a.database, table=a.table, spark=spark)
         out["ro_props_after"] = props(spark, ro)

@@ -73,7 +73,7 @@ CASES = [
     ("clean.after-delete", 2, "clean", "rerun"),
     ("clean.before-complete", 1, "clean", "rerun"),
 ]
-#: points another engineer's catalog sync owns (compaction/catalog.py); see test_sync_points_are_placed
+#: points another engineer's catalog sync owns (spark/catalog.py); see test_sync_points_are_placed
 SYNC_POINTS = {p for p in crash.POINTS if p.startswith("sync.")}
 PER_FILE = {"write.after-file", "schedule.after-link", "execute.after-base-file", "execute.after-split-log",
             "rollback.after-file-removed", "clean.after-delete"}
@@ -233,11 +233,11 @@ def test_every_point_is_swept():
 
 
 def test_sync_points_are_placed():
-    """The catalog sync's points live in compaction/catalog.py (another engineer's): once the
+    """The catalog sync's points live in spark/catalog.py (another engineer's): once the
     module exists, each of them must be called there."""
-    cat = REPO / "airflow_hudi_etc" / "compaction" / "catalog.py"
+    cat = REPO / "airflow_hudi_etc" / "spark" / "catalog.py"
     if not cat.exists():
-        pytest.skip("compaction/catalog.py not written yet")
+        pytest.skip("spark/catalog.py not written yet")
     text = cat.read_text()
     missing = [p for p in sorted(SYNC_POINTS) if f'crashpoint("{p}")' not in text]
     assert not missing, f"catalog.py does not call {missing}"

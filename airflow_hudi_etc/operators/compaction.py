@@ -617,7 +617,7 @@ class SyncEventTimeThresholdOperator(HudiEtcSparkJobOperator):
 
     @fail_fast
     def execute(self, context: Context) -> dict:
-        from ..compaction.catalog import catalog_names
+        from ..spark.catalog import catalog_names
 
         catalog_names(self.database, self.table)
         args = ["sync-catalog", "--path", self.table_path, "--database", self.database, "--table", self.table]

@@ -40,7 +40,7 @@ from ..hudi.crash import crashpoint
 from ..hudi.errors import InvalidInputError
 from ..hudi.stats import iso_ms
 from ..hudi.table import HudiTable
-from .trigger import threshold_info
+from ..compaction.trigger import threshold_info
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 METASTORE_URIS = re.compile(r"thrift://[A-Za-z0-9.\-_\[\]:]+(,thrift://[A-Za-z0-9.\-_\[\]:]+)*")
