@@ -323,7 +323,7 @@ def test_non_utc_timeline_is_refused_without_the_writers_zone(fixture_copy, monk
     monkeypatch.delenv("HUDI_ETC_TIMELINE_TIMEZONE", raising=False)
     hoodie = sorted(p.name for p in (path / ".hoodie").iterdir())
     with pytest.raises(UnsupportedFeatureError, match="HUDI_ETC_TIMELINE_TIMEZONE"):
-        schedule(str(path), data_latency="1h", compaction_time="2099-01-01T00:00:00Z")
+        schedule(str(path), data_latency="1h", compaction_time="2025-12-31T00:00:00Z")
     assert sorted(p.name for p in (path / ".hoodie").iterdir()) == hoodie
     # with the Java writers' zone, instants are made in it: after Java's, in its clock
     monkeypatch.setenv("HUDI_ETC_TIMELINE_TIMEZONE", "America/Los_Angeles")
