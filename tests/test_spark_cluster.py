@@ -120,9 +120,10 @@ def test_nightly_dag_on_cluster_with_spark_defaults(cluster, tmp_path, monkeypat
     (conf_dir / "spark-defaults.conf").write_text(
         f"spark.pyspark.python  {cluster.logged_python}\nspark.executor.memory=1g\n")
     host, port = cluster.master_url.rsplit(":", 1)
-    for k, v in {"HUDI_ETC_TABLE_PATH": str(table), "HUDI_ETC_METASTORE_DIR": str(metastore),
-                 "HUDI_ETC_DATABASE": "hudi_etc_cluster", "HUDI_ETC_CATALOG_TABLE": "trips",
-                 "HUDI_ETC_CACHE_DIR": str(tmp_path / "cache"), "SPARK_CONF_DIR": str(conf_dir),
+    # the DAG's settings are its params (run conf)
+    run_conf = {"table_path": str(table), "data_latency": at.LATENCY, "metastore_dir": str(metastore),
+                "database": "hudi_etc_cluster", "catalog_table": "trips"}
+    for k, v in {"HUDI_ETC_CACHE_DIR": str(tmp_path / "cache"), "SPARK_CONF_DIR": str(conf_dir),
                  "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": host,
                                                           "port": int(port)})}.items():
         monkeypatch.setenv(k, v)
@@ -134,12 +135,12 @@ def test_nightly_dag_on_cluster_with_spark_defaults(cluster, tmp_path, monkeypat
     # the catalog sync (a Hive/Derby job on the driver, about 45 s here; the executors do nothing
     # in it) is covered by test_airflow_e2e.py on local[2]: marked successful to keep this short
     dr = airflow_env.example_dag("hudi_etc_nightly").test(logical_date=pendulum.datetime(2026, 1, 2, tz="UTC"),
-                                                          mark_success_pattern="sync_catalog")
+                                                          run_conf=run_conf, mark_success_pattern=r"compaction\.sync")
     states = {ti.task_id: str(ti.state) for ti in dr.get_task_instances()}
     assert str(dr.state) == "success", states
-    sched = airflow_env.xcom(dr, "schedule_compaction")
+    sched = airflow_env.xcom(dr, "compaction.schedule")
     assert (sched["threshold_ms"], sched["spark_submitted"]) == (at.THRESHOLD_MS, True)
-    done = airflow_env.xcom(dr, "execute_compaction")
+    done = airflow_env.xcom(dr, "compaction.execute")
     assert (done["instant"], done["status"], done["engine"]) == (sched["instant"], "completed", "spark")
     assert (done["logs_compacted"], done["remaining_log_files"]) == (8, 2)
 
