@@ -358,12 +358,43 @@ def test_unsupported_key_generators_are_refused(fixture_copy):
     from airflow_hudi_etc.hudi.coexistence import update_table_properties
 
     update_table_properties(Storage(str(path)), {"hoodie.table.keygenerator.class":
-                                                 "org.apache.hudi.keygen.TimestampBasedKeyGenerator"})
+                                                 "org.apache.hudi.keygen.CustomKeyGenerator"})
     t = HudiTable.load(str(path))
     before = sorted(str(p) for p in path.rglob("*"))
-    with pytest.raises(UnsupportedFeatureError, match="TimestampBasedKeyGenerator"):
+    with pytest.raises(UnsupportedFeatureError, match="CustomKeyGenerator"):
         write_batch(str(path), t.read().drop_columns([c for c in t.read().column_names if c.startswith("_hoodie")]))
     assert sorted(str(p) for p in path.rglob("*")) == before
+
+
+def test_timestamp_key_generator_partition_paths(tmp_path):
+    """TimestampBasedKeyGenerator with its settings in hoodie.properties (as Hudi persists them):
+    partition paths are the field's time in the output format and zone, as Java makes them
+    (values fixed by hand); an update lands in the same file group (hudi-rs sees each key once)."""
+    from airflow_hudi_etc.hudi.coexistence import update_table_properties
+
+    p = tmp_path / "ts"
+    init_table(str(p), table_name="ts", record_key="key", precombine_field="ts", event_time_field="event_time",
+               partition_field="txn")
+    update_table_properties(Storage(str(p)), {
+        "hoodie.table.keygenerator.class": "org.apache.hudi.keygen.TimestampBasedKeyGenerator",
+        "hoodie.keygen.timebased.timestamp.type": "DATE_STRING",
+        "hoodie.keygen.timebased.input.dateformat": "yyyy-MM-dd'T'HH:mm:ss.SSSZ",
+        "hoodie.keygen.timebased.output.dateformat": "yyyy/MM/dd/HH",
+        "hoodie.keygen.timebased.timezone": "Asia/Kolkata",
+        "hoodie.datasource.write.hive_style_partitioning": "false",
+    })
+    schema = pa.schema([("key", pa.string()), ("ts", pa.int64()), ("event_time", pa.int64()), ("txn", pa.string())])
+    rows = [{"key": "a", "ts": 1, "event_time": T0, "txn": "2025-01-15T10:30:00.000+0000"},
+            {"key": "b", "ts": 1, "event_time": T0, "txn": "2025-01-15T20:00:00.000-0500"}]
+    write_batch(str(p), pa.Table.from_pylist(rows, schema=schema))
+    got = {r["key"]: r["_hoodie_partition_path"] for r in hudi_rs_read(p).to_pylist()}
+    assert got == {"a": "2025/01/15/16", "b": "2025/01/16/06"}  # 10:30Z and 01:00Z the next day, in IST
+    write_batch(str(p), pa.Table.from_pylist([{**rows[0], "ts": 2}], schema=schema))
+    keys = [r["key"] for r in hudi_rs_read(p).to_pylist()]
+    assert sorted(keys) == ["a", "b"]
+    update_table_properties(Storage(str(p)), {"hoodie.keygen.timebased.output.dateformat": "yyyy-ww"})
+    with pytest.raises(UnsupportedFeatureError, match="pattern letter 'w'"):
+        write_batch(str(p), pa.Table.from_pylist([{**rows[0], "ts": 3}], schema=schema))
 
 
 # ----------------------------------------------------------------- random interleavings

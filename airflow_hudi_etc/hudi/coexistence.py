@@ -13,10 +13,12 @@ Every mutating command (write, schedule, execute, rollback, unschedule, clean) f
   after every Java instant, so we write in the table's zone: UTC when the table says so, else the
   zone named by ``HUDI_ETC_TIMELINE_TIMEZONE`` (the Java writers' JVM zone, e.g.
   ``Europe/Paris`` or ``UTC``); without it the table is refused (§6.3).
-* **a key generator we cannot reproduce**: simple, non-partitioned and complex (several key
-  fields: ``f1:v1,f2:v2``; several partition fields joined by ``/``) are honoured; everything
-  else (timestamp, custom, a complex generator with a single key field, whose encoding differs
-  between Hudi releases) is refused, since keys written differently would be duplicates (§6.5).
+* **a key generator we cannot reproduce**: simple, non-partitioned, complex (several key
+  fields: ``f1:v1,f2:v2``; several partition fields joined by ``/``) and timestamp-based (its
+  ``hoodie.keygen.timebased.*`` settings read from ``hoodie.properties``; the common
+  ``SimpleDateFormat`` letters) are honoured; everything else (custom, a complex generator with a
+  single key field, whose encoding differs between Hudi releases) is refused, since keys or
+  partition paths written differently would be duplicates (§6.5).
 
 Symlink link mode is only safe when no Java cleaner runs on the table (§5.1): ``auto`` picks
 copies unless the table carries ``hoodie.etc.exclusive.cleaner=true`` (see :func:`symlinks_allowed`).
@@ -30,7 +32,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from .etc_keys import EXCLUSIVE_CLEANER
-from .errors import InvalidPropertiesError, MetadataTablePresentError, UnsupportedFeatureError
+from .errors import InvalidInputError, InvalidPropertiesError, MetadataTablePresentError, UnsupportedFeatureError
 from .properties import BACKUP_FILE, PROPERTIES_FILE, TableConfig, dumps, loads
 
 MDT_DIR = ".hoodie/metadata"
@@ -177,15 +179,17 @@ def timeline_zone(config: TableConfig) -> _dt.tzinfo:
 _SIMPLE = {"SimpleKeyGenerator", "SimpleAvroKeyGenerator"}
 _NONPART = {"NonpartitionedKeyGenerator", "NonpartitionedAvroKeyGenerator"}
 _COMPLEX = {"ComplexKeyGenerator", "ComplexAvroKeyGenerator"}
+_TIMESTAMP = {"TimestampBasedKeyGenerator", "TimestampBasedAvroKeyGenerator"}
 
 
 @dataclass(frozen=True)
 class KeyGen:
     """How record keys and partition paths are made from a record (see the module docstring)."""
 
-    kind: str  # simple | nonpartitioned | complex
+    kind: str  # simple | nonpartitioned | complex | timestamp
     key_fields: tuple[str, ...]
     partition_fields: tuple[str, ...]
+    timestamp: "TimestampPartitioning | None" = None
 
     @property
     def composite_key(self) -> bool:
@@ -214,9 +218,105 @@ def key_generator(config: TableConfig) -> KeyGen:
                 f"path (with or without the field name, HUDI-9666), so keys written here could duplicate "
                 f"existing ones; not supported")
         return KeyGen("complex", kf, pf)
+    if short in _TIMESTAMP:
+        if len(kf) != 1 or len(pf) != 1:
+            raise UnsupportedFeatureError(f"{cls} takes one record key field and one partition field")
+        return KeyGen("timestamp", kf, pf, timestamp_partitioning(config))
     raise UnsupportedFeatureError(
-        f"key generator {cls}: this release reproduces simple, non-partitioned and complex (several key "
-        f"fields) key generators only; keys made differently would duplicate the table's")
+        f"key generator {cls}: this release reproduces simple, non-partitioned, complex (several key "
+        f"fields) and timestamp-based key generators only; keys made differently would duplicate the table's")
+
+
+# ------------------------------------------------------------------------ timestamp key generator
+_TS_TYPES = {"EPOCHMILLISECONDS": 1, "UNIX_TIMESTAMP": 1000, "EPOCHMICROSECONDS": 0.001, "DATE_STRING": None}
+_JAVA_TOKENS = (("yyyy", "%Y"), ("SSS", "%f"), ("yy", "%y"), ("MM", "%m"), ("dd", "%d"), ("HH", "%H"),
+                ("mm", "%M"), ("ss", "%S"), ("Z", "%z"), ("X", "%z"))
+
+
+def java_date_format(fmt: str, *, parsing: bool) -> str:
+    """A Java ``SimpleDateFormat`` pattern of the common tokens as a ``strftime``/``strptime``
+    format; anything else is refused (a partition path made differently would split keys)."""
+    out, i = [], 0
+    while i < len(fmt):
+        if fmt[i] == "'":
+            j = fmt.index("'", i + 1) if "'" in fmt[i + 1:] else -1
+            if j < 0:
+                raise UnsupportedFeatureError(f"date format {fmt!r}: unbalanced quote")
+            out.append(fmt[i + 1:j].replace("%", "%%") or "'")
+            i = j + 1
+            continue
+        for tok, py in _JAVA_TOKENS:
+            if fmt.startswith(tok, i):
+                if (tok == "SSS" or tok in ("Z", "X")) and not parsing:
+                    raise UnsupportedFeatureError(f"output date format {fmt!r}: {tok} is not supported")
+                out.append(py)
+                i += len(tok)
+                break
+        else:
+            c = fmt[i]
+            if c.isalpha():
+                raise UnsupportedFeatureError(f"date format {fmt!r}: pattern letter {c!r} is not supported")
+            out.append(c.replace("%", "%%"))
+            i += 1
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class TimestampPartitioning:
+    """``TimestampBasedKeyGenerator``'s partition path: the field's time in ``output_format``."""
+
+    ts_type: str
+    output_format: str  # strftime
+    input_format: str | None  # strptime (DATE_STRING)
+    output_zone: _dt.tzinfo
+
+    def values(self, col) -> list[str]:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        out = []
+        unit = _TS_TYPES[self.ts_type]
+        for v in col.to_pylist():
+            if v is None:
+                raise InvalidInputError("the timestamp partition field has null values")
+            if isinstance(v, _dt.datetime):
+                t = v if v.tzinfo else v.replace(tzinfo=_dt.timezone.utc)
+            elif unit is None:
+                try:
+                    t = _dt.datetime.strptime(str(v), self.input_format)
+                except ValueError:
+                    raise InvalidInputError(f"partition value {v!r} does not match the table's input date format") from None
+                t = t if t.tzinfo else t.replace(tzinfo=_dt.timezone.utc)
+            else:
+                t = _dt.datetime.fromtimestamp(int(v) * unit / 1000, _dt.timezone.utc)
+            out.append(t.astimezone(self.output_zone).strftime(self.output_format))
+        return out
+
+
+def timestamp_partitioning(config: TableConfig) -> TimestampPartitioning:
+    raw = config.raw
+    ts_type = (raw.get("hoodie.keygen.timebased.timestamp.type") or "").strip().upper()
+    out_fmt = raw.get("hoodie.keygen.timebased.output.dateformat") or ""
+    if ts_type not in _TS_TYPES or not out_fmt:
+        raise UnsupportedFeatureError(
+            "TimestampBasedKeyGenerator: the table's hoodie.properties must name "
+            "hoodie.keygen.timebased.timestamp.type (EPOCHMILLISECONDS, UNIX_TIMESTAMP, EPOCHMICROSECONDS or "
+            "DATE_STRING) and hoodie.keygen.timebased.output.dateformat; without them the partition paths "
+            "Java makes cannot be reproduced")
+    in_fmt = raw.get("hoodie.keygen.timebased.input.dateformat") or ""
+    if ts_type == "DATE_STRING" and (not in_fmt or "," in in_fmt):
+        raise UnsupportedFeatureError("TimestampBasedKeyGenerator DATE_STRING needs one "
+                                      "hoodie.keygen.timebased.input.dateformat")
+    zone_name = (raw.get("hoodie.keygen.timebased.output.timezone") or raw.get("hoodie.keygen.timebased.timezone")
+                 or "UTC").strip()
+    try:
+        from zoneinfo import ZoneInfo
+
+        zone = _dt.timezone.utc if zone_name.upper() in ("UTC", "GMT") else ZoneInfo(zone_name)
+    except Exception:
+        raise UnsupportedFeatureError(f"TimestampBasedKeyGenerator time zone {zone_name!r} is not known") from None
+    return TimestampPartitioning(ts_type, java_date_format(out_fmt, parsing=False),
+                                 java_date_format(in_fmt, parsing=True) if in_fmt else None, zone)
 
 
 # ------------------------------------------------------------------------ link mode

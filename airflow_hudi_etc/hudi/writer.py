@@ -242,6 +242,19 @@ def _partition_values(table: pa.Table, field: str, hive_style: bool) -> pa.Array
     return strs.combine_chunks() if isinstance(strs, pa.ChunkedArray) else strs
 
 
+def _timestamp_partition_values(batch: pa.Table, kg: KeyGen, hive_style: bool) -> pa.Array:
+    """TimestampBasedKeyGenerator's partition paths (the output format may hold ``/``: one
+    folder per level); each level must be a usable folder name."""
+    f = kg.partition_fields[0]
+    vals = kg.timestamp.values(batch.column(f))
+    if hive_style:
+        vals = [f"{f}={v}" for v in vals]
+    bad = sorted({v for v in vals if any(not seg or seg.startswith(".") for seg in v.split("/"))})
+    if bad:
+        raise InvalidInputError(f"partition paths {bad[:3]} are not usable folder names")
+    return pa.array(vals, pa.string())
+
+
 def _record_keys(batch: pa.Table, kg: KeyGen) -> pa.Array:
     """``_hoodie_record_key`` as Java's key generator makes it: the value for one key field,
     ``f1:v1,f2:v2`` for a complex key (an empty value is ``__empty__``, as KeyGenUtils writes it)."""
@@ -282,7 +295,9 @@ def prepare_batch(table: HudiTable, batch: pa.Table, operation: str) -> pa.Table
     if cfg.event_time_field and cfg.event_time_field in batch.column_names:
         event_time_millis(batch.column(cfg.event_time_field), cfg.event_time_field)  # validates
     keys = _record_keys(batch, kg)
-    if kg.partition_fields:
+    if kg.timestamp is not None:
+        parts = _timestamp_partition_values(batch, kg, cfg.hive_style_partitioning)
+    elif kg.partition_fields:
         cols = [_partition_values(batch, f, cfg.hive_style_partitioning) for f in kg.partition_fields]
         parts = cols[0] if len(cols) == 1 else pc.binary_join_element_wise(*cols, "/")
     else:
