@@ -445,6 +445,15 @@ def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool
     ops, sources = [], set()
     add_source = sources.add
     base_index = _base_stats_index(table) if exact_split else {}
+    # overwrite-latest with an ordering field: a log replaces the base whatever its ordering value,
+    # so a compacted prefix must not hold a larger ordering value than a remaining log for one key
+    flips_possible = (isinstance(strat, EventTimeStrategy) and not table.config.event_time_ordering
+                      and bool(table.config.precombine_field))
+    decoder = None
+    if flips_possible:
+        from ..hudi.merge import BlockDecoder
+
+        decoder = BlockDecoder(table.arrow_schema)
     first = SPLIT_LOG_VERSION + 1 if exact_split else 1
     for s in slices:
         logs = s.log_files
@@ -456,6 +465,8 @@ def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool
                 r = ranges[log.path] = scan_event_range(table, log.path, et_field)
             add_source(r.source)
         sel = strat.select(s, ranges)
+        if flips_possible and sel.compact and sel.remain:
+            sel = _flip_safe_selection(table, s, sel, decoder)
         compact = sel.compact
         # an exact split rewrites a slice without logs to compact when its base holds records after
         # the threshold that it may leave out (a write's inserts; not a compaction's base)
@@ -473,6 +484,95 @@ def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool
             {"TOTAL_LOG_FILES": len(compact), "TOTAL_LOG_FILES_SIZE": nbytes},
         ))
     return ops, sources
+
+
+def _flip_safe_selection(table: HudiTable, s, sel, decoder):
+    """The shortest prefix, at least ``sel.compact``, after whose compaction no remaining log
+    record replaces a record it lost to before (overwrite-latest payload, Hudi 0.14/0.15 rules:
+    log records are pre-combined by ordering value, but any log record replaces the base).
+
+    A key flips when a remaining log holds a data record of it (or a delete carrying an ordering
+    value other than the natural-order Integer 0) whose ordering value is smaller than the key's
+    largest ordering value among the prefix's data records since the prefix's last natural-order
+    delete of it: that record lost to the prefix's before, and would replace the new base after.
+    The prefix is extended to that log (and every log before it) until no key is left. Costs
+    reading (key, ordering value, delete) of the slice's logs at schedule time — only for these
+    tables, and only for slices that keep logs. A null or incomparable ordering value counts as a
+    flip (the safe side)."""
+    from ..hudi.merge import _is_natural_zero, queue_blocks
+
+    logs = list(s.log_files)
+    files = table.read_log_files([lg.path for lg in logs])
+    where = {id(b): i for i, f in enumerate(files) for b in f[2]}
+    pre = table.config.precombine_field
+    events: list[list[tuple]] = [[] for _ in logs]  # per log: (key, ordering, kind) in merge order
+    for b in queue_blocks(files, table._filter()):
+        i = where[id(b)]
+        if b.block_type == lf.BlockType.DELETE:
+            for d in lf.decode_delete_records(b.content):
+                if d.record_key is not None:
+                    natural = _is_natural_zero(d.ordering_value, d.ordering_type)
+                    events[i].append((d.record_key, None if natural else d.ordering_value,
+                                      "natural" if natural else "delete"))
+            continue
+        t = decoder.table(b)
+        if not t.num_rows:
+            continue
+        keys = t.column(RECORD_KEY).to_pylist()
+        ords = t.column(pre).to_pylist() if pre in t.column_names else [None] * len(keys)
+        events[i].extend((k, o, "data") for k, o in zip(keys, ords) if k is not None)
+    n = len(sel.compact)
+    while n < len(logs):
+        best: dict = {}  # key → largest ordering among the prefix's data records since its last natural delete
+        for i in range(n):
+            for k, o, kind in events[i]:
+                if kind == "natural":
+                    best.pop(k, None)
+                elif kind == "data":
+                    cur = best.get(k, _MISSING)
+                    best[k] = o if cur is _MISSING else _max_ordering(cur, o)
+        flip = None
+        for j in range(n, len(logs)):
+            for k, o, kind in events[j]:
+                if kind == "natural":
+                    best.pop(k, None)  # the rest of the remaining logs merge after it either way
+                    continue
+                cur = best.get(k, _MISSING)
+                if cur is not _MISSING and _smaller(o, cur):
+                    flip = j
+                    break
+            if flip is not None:
+                break
+        if flip is None:
+            break
+        n = flip + 1
+    if n == len(sel.compact):
+        return sel
+    from .strategy import _selection
+
+    return _selection(tuple(logs[:n]), tuple(logs[n:]))
+
+
+_MISSING = object()
+
+
+def _max_ordering(a, b):
+    if a is None or b is None:
+        return None  # unknown: every later record counts as a possible flip
+    try:
+        return b if b > a else a
+    except TypeError:
+        return None
+
+
+def _smaller(o, best) -> bool:
+    """Would a remaining record with ordering ``o`` lose to ``best`` (None: unknown → yes)?"""
+    if o is None or best is None:
+        return True
+    try:
+        return o < best
+    except TypeError:
+        return True
 
 
 def _oldest_log_base_instant(slices) -> str | None:
