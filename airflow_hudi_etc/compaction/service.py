@@ -447,8 +447,8 @@ def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool
     base_index = _base_stats_index(table) if exact_split else {}
     # overwrite-latest with an ordering field: a log replaces the base whatever its ordering value,
     # so a compacted prefix must not hold a larger ordering value than a remaining log for one key
-    flips_possible = (isinstance(strat, EventTimeStrategy) and not table.config.event_time_ordering
-                      and bool(table.config.precombine_field))
+    # (event-time ordering: a key the prefix leaves deleted, re-inserted by a remaining log)
+    flips_possible = isinstance(strat, EventTimeStrategy) and bool(table.config.precombine_field)
     decoder = None
     if flips_possible:
         from ..hudi.merge import BlockDecoder
@@ -522,6 +522,8 @@ def _flip_safe_selection(table: HudiTable, s, sel, decoder):
         ords = t.column(pre).to_pylist() if pre in t.column_names else [None] * len(keys)
         events[i].extend((k, o, "data") for k, o in zip(keys, ords) if k is not None)
     n = len(sel.compact)
+    if table.config.event_time_ordering:
+        return _eto_flip_safe(logs, sel, events)
     while n < len(logs):
         best: dict = {}  # key → largest ordering among the prefix's data records since its last natural delete
         for i in range(n):
@@ -543,6 +545,35 @@ def _flip_safe_selection(table: HudiTable, s, sel, decoder):
                     break
             if flip is not None:
                 break
+        if flip is None:
+            break
+        n = flip + 1
+    if n == len(sel.compact):
+        return sel
+    from .strategy import _selection
+
+    return _selection(tuple(logs[:n]), tuple(logs[n:]))
+
+
+def _eto_flip_safe(logs, sel, events):
+    """Event-time ordering (``DefaultHoodieRecordPayload``) compares base and log records by
+    ordering value as the log fold does, so a prefix cannot flip a key — except through a
+    delete: Hudi 0.14 merges a re-insert after a delete against the *old* base record (the base
+    stays when its ordering value is larger), while after compacting a prefix that ends with the
+    delete the base no longer has the key and the re-insert shows. So a key whose last event in
+    the prefix is a delete and that a remaining log writes again extends the prefix to that log
+    (without reading the base: the safe side)."""
+    n = len(sel.compact)
+    while n < len(logs):
+        deleted: set = set()
+        for i in range(n):
+            for k, _, kind in events[i]:
+                if kind == "data":
+                    deleted.discard(k)
+                else:
+                    deleted.add(k)
+        flip = next((j for j in range(n, len(logs))
+                     if any(kind == "data" and k in deleted for k, _, kind in events[j])), None)
         if flip is None:
             break
         n = flip + 1
