@@ -498,7 +498,7 @@ def _flip_safe_selection(table: HudiTable, s, sel, decoder):
     The prefix is extended to that log (and every log before it) until no key is left. Costs
     reading (key, ordering value, delete) of the slice's logs at schedule time — only for these
     tables, and only for slices that keep logs. A null or incomparable ordering value counts as a
-    flip (the safe side)."""
+    flip (the safe side). Event-time ordering tables: :func:`_eto_flip_safe`."""
     from ..hudi.merge import _is_natural_zero, queue_blocks
 
     logs = list(s.log_files)
