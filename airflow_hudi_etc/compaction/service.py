@@ -475,6 +475,15 @@ def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool
     ops, sources = [], set()
     add_source = sources.add
     base_index = _base_stats_index(table) if exact_split else {}
+    # overwrite-latest with an ordering field: a log replaces the base whatever its ordering value,
+    # so a compacted prefix must not hold a larger ordering value than a remaining log for one key
+    # (event-time ordering: a key the prefix leaves deleted, re-inserted by a remaining log)
+    flips_possible = isinstance(strat, EventTimeStrategy) and bool(table.config.precombine_field)
+    decoder = None
+    if flips_possible:
+        from ..hudi.merge import BlockDecoder
+
+        decoder = BlockDecoder(table.arrow_schema)
     first = SPLIT_LOG_VERSION + 1 if exact_split else 1
     for s in slices:
         logs = s.log_files
@@ -486,8 +495,12 @@ def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool
                 r = ranges[log.path] = scan_event_range(table, log.path, et_field)
             add_source(r.source)
         sel = strat.select(s, ranges)
+        if flips_possible and sel.compact and sel.remain:
+            sel = _flip_safe_selection(table, s, sel, decoder)
         compact = sel.compact
-        if not compact and not (exact_split and s.base_file
+        # an exact split rewrites a slice without logs to compact when its base holds records after
+        # the threshold that it may leave out (a write's inserts; not a compaction's base)
+        if not compact and not (exact_split and s.base_file and _base_records_filterable(table, s.base_instant)
                                 and _base_late(table, s.base_file, base_index, threshold_ms, et_field)):
             continue
         nbytes = 0
@@ -501,6 +514,126 @@ def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool
             {"TOTAL_LOG_FILES": len(compact), "TOTAL_LOG_FILES_SIZE": nbytes},
         ))
     return ops, sources
+
+
+def _flip_safe_selection(table: HudiTable, s, sel, decoder):
+    """The shortest prefix, at least ``sel.compact``, after whose compaction no remaining log
+    record replaces a record it lost to before (overwrite-latest payload, Hudi 0.14/0.15 rules:
+    log records are pre-combined by ordering value, but any log record replaces the base).
+
+    A key flips when a remaining log holds a data record of it (or a delete carrying an ordering
+    value other than the natural-order Integer 0) whose ordering value is smaller than the key's
+    largest ordering value among the prefix's data records since the prefix's last natural-order
+    delete of it: that record lost to the prefix's before, and would replace the new base after.
+    The prefix is extended to that log (and every log before it) until no key is left. Costs
+    reading (key, ordering value, delete) of the slice's logs at schedule time — only for these
+    tables, and only for slices that keep logs. A null or incomparable ordering value counts as a
+    flip (the safe side). Event-time ordering tables: :func:`_eto_flip_safe`."""
+    from ..hudi.merge import _is_natural_zero, queue_blocks
+
+    logs = list(s.log_files)
+    files = table.read_log_files([lg.path for lg in logs])
+    where = {id(b): i for i, f in enumerate(files) for b in f[2]}
+    pre = table.config.precombine_field
+    events: list[list[tuple]] = [[] for _ in logs]  # per log: (key, ordering, kind) in merge order
+    for b in queue_blocks(files, table._filter()):
+        i = where[id(b)]
+        if b.block_type == lf.BlockType.DELETE:
+            for d in lf.decode_delete_records(b.content):
+                if d.record_key is not None:
+                    natural = _is_natural_zero(d.ordering_value, d.ordering_type)
+                    events[i].append((d.record_key, None if natural else d.ordering_value,
+                                      "natural" if natural else "delete"))
+            continue
+        t = decoder.table(b)
+        if not t.num_rows:
+            continue
+        keys = t.column(RECORD_KEY).to_pylist()
+        ords = t.column(pre).to_pylist() if pre in t.column_names else [None] * len(keys)
+        events[i].extend((k, o, "data") for k, o in zip(keys, ords) if k is not None)
+    n = len(sel.compact)
+    if table.config.event_time_ordering:
+        return _eto_flip_safe(logs, sel, events)
+    while n < len(logs):
+        best: dict = {}  # key → largest ordering among the prefix's data records since its last natural delete
+        for i in range(n):
+            for k, o, kind in events[i]:
+                if kind == "natural":
+                    best.pop(k, None)
+                elif kind == "data":
+                    cur = best.get(k, _MISSING)
+                    best[k] = o if cur is _MISSING else _max_ordering(cur, o)
+        flip = None
+        for j in range(n, len(logs)):
+            for k, o, kind in events[j]:
+                if kind == "natural":
+                    best.pop(k, None)  # the rest of the remaining logs merge after it either way
+                    continue
+                cur = best.get(k, _MISSING)
+                if cur is not _MISSING and _smaller(o, cur):
+                    flip = j
+                    break
+            if flip is not None:
+                break
+        if flip is None:
+            break
+        n = flip + 1
+    if n == len(sel.compact):
+        return sel
+    from .strategy import _selection
+
+    return _selection(tuple(logs[:n]), tuple(logs[n:]))
+
+
+def _eto_flip_safe(logs, sel, events):
+    """Event-time ordering (``DefaultHoodieRecordPayload``) compares base and log records by
+    ordering value as the log fold does, so a prefix cannot flip a key — except through a
+    delete: Hudi 0.14 merges a re-insert after a delete against the *old* base record (the base
+    stays when its ordering value is larger), while after compacting a prefix that ends with the
+    delete the base no longer has the key and the re-insert shows. So a key whose last event in
+    the prefix is a delete and that a remaining log writes again extends the prefix to that log
+    (without reading the base: the safe side)."""
+    n = len(sel.compact)
+    while n < len(logs):
+        deleted: set = set()
+        for i in range(n):
+            for k, _, kind in events[i]:
+                if kind == "data":
+                    deleted.discard(k)
+                else:
+                    deleted.add(k)
+        flip = next((j for j in range(n, len(logs))
+                     if any(kind == "data" and k in deleted for k, _, kind in events[j])), None)
+        if flip is None:
+            break
+        n = flip + 1
+    if n == len(sel.compact):
+        return sel
+    from .strategy import _selection
+
+    return _selection(tuple(logs[:n]), tuple(logs[n:]))
+
+
+_MISSING = object()
+
+
+def _max_ordering(a, b):
+    if a is None or b is None:
+        return None  # unknown: every later record counts as a possible flip
+    try:
+        return b if b > a else a
+    except TypeError:
+        return None
+
+
+def _smaller(o, best) -> bool:
+    """Would a remaining record with ordering ``o`` lose to ``best`` (None: unknown → yes)?"""
+    if o is None or best is None:
+        return True
+    try:
+        return o < best
+    except TypeError:
+        return True
 
 
 def _oldest_log_base_instant(slices) -> str | None:
@@ -670,7 +803,8 @@ def _compact_task(t: CompactTask) -> list[dict]:
     else:
         merged = table.read_slice(spec, skip_base_columns=(FILE_NAME,))  # rewritten: not read
         if et and et in merged.column_names and merged.num_rows:
-            merged, late = _split_at_threshold(table, spec, merged, et, t.split_threshold_ms)
+            merged, late = _split_at_threshold(table, spec, merged, et, t.split_threshold_ms,
+                                               _base_records_filterable(table, op.base_instant if op.base_file else None))
         out = write_base_table(table, rel, merged, name, t.schema_json, et)
     crashpoint("execute.after-base-file")
     log_bytes = sum(t.storage.size(op.path(n)) for n in op.compact_logs)
@@ -761,35 +895,134 @@ def _stale_plan_logs(table: HudiTable, plan: CompactionPlan) -> list[str]:
     return out
 
 
-def _split_at_threshold(table: HudiTable, spec: SliceReadSpec, merged: pa.Table, et: str, threshold_ms: int):
-    """Exact split of one merged slice: (rows for the base file, rows for the split log).
+def _base_records_filterable(table: HudiTable, base_instant: str | None) -> bool:
+    """May an exact split leave this slice's base records after the threshold out of the new base?
 
-    Keys whose merged record has event time > threshold go, as merged, to the split log; the
-    base file gets instead their latest version with event time ≤ threshold, i.e. the merge of
-    only those records (deletes still apply), if any. The split log precedes the remaining logs
-    in slice C and its records win over the base (later log; ordering ≥ any earlier version),
-    so the snapshot is unchanged while the base holds nothing after the threshold.
+    Only for a base file a write made (inserts: each record is its key's first version here). A
+    base file a compaction made (ours, plain or exact, or Java's) stands for its keys' folded
+    history: a plain compaction kept only each key's merged record, so a record there after the
+    threshold may be the only one left of versions up to it. It stays (RO then holds a version
+    newer than the threshold for that key, never none: the guarantee is kept, exactness is not
+    for those keys)."""
+    if not base_instant:
+        return True
+    return not any(i.timestamp == base_instant for i in table.timeline.completed_compactions)
+
+
+def _split_at_threshold(table: HudiTable, spec: SliceReadSpec, merged: pa.Table, et: str, threshold_ms: int,
+                        base_filterable: bool = True):
+    """Exact split of one merged slice: (rows for the base file, blocks for the split log or None).
+
+    Keys whose merged record has event time > threshold are *late*. The base file gets instead
+    their latest version with event time ≤ threshold, i.e. the merge of only those records
+    (deletes still apply), if any. The split log gets, per late key and in log order, what a later
+    split needs to find its latest version up to any later threshold, and what makes its merge
+    the key's merged record: its delete records, the version the base keeps (when it is a log
+    record) and its data records after the threshold — records in between up to the threshold
+    lose to the kept version under the merge rules, so they may go. A late record of a base file
+    a write made goes first when no later record of the key has a smaller ordering value (it then
+    merges as it did as a base record). The split log precedes the remaining logs in slice C, so
+    the snapshot is unchanged while the base holds nothing after the threshold (see
+    :func:`_base_records_filterable` for the exception).
     """
     et_ms = event_time_millis(merged.column(et))
     is_late = pc.fill_null(pc.greater(et_ms, pa.scalar(threshold_ms, pa.int64())), False)
     if not pc.any(is_late).as_py():
         return merged, None
+    th = pa.scalar(threshold_ms, pa.int64())
     late = merged.filter(is_late)
+    late_keys = late.column(RECORD_KEY)
     keep = merged.filter(pc.invert(is_late))
 
     def log_ok(t: pa.Table) -> pa.Array:
         ms = event_time_millis(t.column(et))
-        return pc.fill_null(pc.less_equal(ms, pa.scalar(threshold_ms, pa.int64())), True)
+        return pc.fill_null(pc.less_equal(ms, th), True)
 
     def base_ok(base: pa.Table) -> pa.Table:
         if et not in base.column_names:
             return base
         ms = event_time_millis(base.column(et))
-        return base.filter(pc.fill_null(pc.less_equal(ms, pa.scalar(threshold_ms, pa.int64())), True))
+        return base.filter(pc.fill_null(pc.less_equal(ms, th), True))
 
-    earlier = table.read_slice(spec, log_record_filter=log_ok, base_filter=base_ok)
-    earlier = earlier.filter(pc.fill_null(pc.is_in(earlier.column(RECORD_KEY), value_set=late.column(RECORD_KEY)), False))
-    return pa.concat_tables([keep, earlier.select(keep.column_names).cast(keep.schema)]), late
+    earlier = table.read_slice(spec, log_record_filter=log_ok, base_filter=base_ok if base_filterable else None,
+                               skip_base_columns=(FILE_NAME,))
+    earlier = earlier.filter(pc.fill_null(pc.is_in(earlier.column(RECORD_KEY), value_set=late_keys), False))
+    base_rows = pa.concat_tables([keep, earlier.select(keep.column_names).cast(keep.schema)])
+    return base_rows, _split_log_blocks(table, spec, late, earlier, et, threshold_ms, base_filterable)
+
+
+def _split_log_blocks(table: HudiTable, spec: SliceReadSpec, late: pa.Table, kept: pa.Table, et: str,
+                      threshold_ms: int, base_filterable: bool) -> list[tuple[str, Any]]:
+    """The split log's blocks (see :func:`_split_at_threshold`): ``("data", table)`` and
+    ``("delete", [DeleteRecord])`` in log order."""
+    from ..hudi.merge import BlockDecoder, queue_blocks
+    from ..hudi.schema import COMMIT_SEQNO, COMMIT_TIME
+
+    schema = late.schema
+    late_keys = set(late.column(RECORD_KEY).to_pylist())
+    kept_ids = set(zip(kept.column(RECORD_KEY).to_pylist(), kept.column(COMMIT_TIME).to_pylist(),
+                       kept.column(COMMIT_SEQNO).to_pylist()))
+    pre = table.config.precombine_field
+    decoder = BlockDecoder(table.arrow_schema)
+    out: list[tuple[str, Any]] = []
+    has_log: set = set()
+    min_ord: dict = {}
+    for b in queue_blocks(table.read_log_files(spec.log_paths), table._filter()):
+        if b.block_type == lf.BlockType.DELETE:
+            ds = [d for d in lf.decode_delete_records(b.content) if d.record_key in late_keys]
+            if ds:
+                has_log.update(d.record_key for d in ds)
+                out.append(("delete", ds))
+            continue
+        t = decoder.table(b)
+        if not t.num_rows:
+            continue
+        t = t.filter(pc.fill_null(pc.is_in(t.column(RECORD_KEY), value_set=late.column(RECORD_KEY)), False))
+        if not t.num_rows:
+            continue
+        after = pc.fill_null(pc.greater(event_time_millis(t.column(et)), pa.scalar(threshold_ms, pa.int64())), False) \
+            if et in t.column_names else pa.array([True] * t.num_rows)
+        ids = zip(t.column(RECORD_KEY).to_pylist(), t.column(COMMIT_TIME).to_pylist(), t.column(COMMIT_SEQNO).to_pylist())
+        mask = [a or i in kept_ids for a, i in zip(after.to_pylist(), ids)]
+        t = t.filter(pa.array(mask, pa.bool_()))
+        if not t.num_rows:
+            continue
+        keys = t.column(RECORD_KEY).to_pylist()
+        has_log.update(keys)
+        if pre and pre in t.column_names:
+            for k, o in zip(keys, t.column(pre).to_pylist()):
+                if o is not None and (k not in min_ord or o < min_ord[k]):
+                    min_ord[k] = o
+        out.append(("data", conform_to(t, schema)))
+    # late records of the slice's base file: first, where they merge as they did as base records
+    from_base = []
+    for r in late.to_pylist():
+        k = r[RECORD_KEY]
+        if k not in has_log:
+            from_base.append(r)  # no log record of the key: the merged record is the base record
+    if base_filterable and spec.base_path and et:
+        base = table._read_base(spec.base_path, (FILE_NAME,))
+        base = base.filter(pc.fill_null(pc.is_in(base.column(RECORD_KEY), value_set=late.column(RECORD_KEY)), False))
+        if base.num_rows and et in base.column_names:
+            base = base.filter(pc.fill_null(pc.greater(event_time_millis(base.column(et)),
+                                                       pa.scalar(threshold_ms, pa.int64())), False))
+            eto = table.config.event_time_ordering
+            for r in conform_to(base, schema).to_pylist():
+                k, o = r[RECORD_KEY], r.get(pre) if pre else None
+                # event-time ordering compares base and log records as the log fold does; with
+                # overwrite-latest a log record replaces the base whatever its ordering value
+                if k in has_log and (eto or (o is not None and (k not in min_ord or o <= min_ord[k]))):
+                    from_base.append(r)
+    if from_base:
+        out.insert(0, ("data", pa.Table.from_pylist(from_base, schema=schema)))
+    return out
+
+
+def conform_to(t: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``t`` with ``schema``'s columns (missing ones null), in its order and types."""
+    cols = [t.column(f.name).cast(f.type) if f.name in t.column_names else pa.nulls(t.num_rows, f.type)
+            for f in schema]
+    return pa.Table.from_arrays(cols, schema=schema)
 
 
 def _is_placeholder(storage: Storage, rel: str) -> bool:
@@ -810,13 +1043,21 @@ def _drop_placeholder(storage: Storage, rel: str) -> None:
         pass
 
 
-def _write_split_log(t: CompactTask, late: pa.Table, et: str, base_name: str) -> dict:
+def _write_split_log(t: CompactTask, blocks: list[tuple[str, Any]], et: str, base_name: str) -> dict:
     op = t.op
     name = split_log_name(op, t.instant)
     rel = op.path(name)
-    late = late.set_column(late.schema.get_field_index(FILE_NAME), FILE_NAME,
-                           pa.array([op.file_id] * late.num_rows, pa.string()))
-    data = lf.encode_data_block(t.instant, t.schema_json, late.to_pylist(maps_as_pydicts="strict"))
+    parts, rows, ets = [], 0, []
+    for kind, content in blocks:
+        if kind == "delete":
+            parts.append(lf.encode_delete_block(t.instant, t.schema_json, content))
+            continue
+        content = content.set_column(content.schema.get_field_index(FILE_NAME), FILE_NAME,
+                                     pa.array([op.file_id] * content.num_rows, pa.string()))
+        parts.append(lf.encode_data_block(t.instant, t.schema_json, content.to_pylist(maps_as_pydicts="strict")))
+        rows += content.num_rows
+        ets.append(event_time_millis(content.column(et)))
+    data = b"".join(parts)
     markers.mark_create(t.storage, t.instant, rel)
     if t.precreated:  # replaces the empty placeholder that has held version 1 since scheduling
         if t.storage.exists(rel) and t.storage.size(rel) not in (0, len(data)):
@@ -825,9 +1066,13 @@ def _write_split_log(t: CompactTask, late: pa.Table, et: str, base_name: str) ->
     else:
         _create_once(t.storage, rel, data)
     crashpoint("execute.after-split-log")
-    mm = pc.min_max(event_time_millis(late.column(et)))
+    # the event-time range of what the base lacks: the records after the threshold (the versions
+    # up to it that the log also holds are in the base too)
+    all_et = pa.chunked_array(ets, pa.int64()) if ets else pa.chunked_array([], pa.int64())
+    after = all_et.filter(pc.fill_null(pc.greater(all_et, pa.scalar(t.split_threshold_ms, pa.int64())), False))
+    mm = pc.min_max(after if len(after) else all_et)
     return write_stat(file_id=op.file_id, path=rel, partition_path=op.partition, prev_commit=t.instant,
-                      num_writes=late.num_rows, file_size=len(data), base_file=base_name, log_files=[name],
+                      num_writes=rows, file_size=len(data), base_file=base_name, log_files=[name],
                       log_version=SPLIT_LOG_VERSION, min_event_time=mm["min"].as_py(), max_event_time=mm["max"].as_py(),
                       extra={"hoodieEtcSplitLog": True})
 
