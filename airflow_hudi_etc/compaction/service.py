@@ -283,11 +283,13 @@ def schedule(
     if not ready.ready and not (ready.covered and strategy != "event-time"):
         return no(ready.reason)
     strat = EventTimeStrategy(threshold_ms) if strategy == "event-time" else CompactAllStrategy()
-    _remove_orphan_links(table)
+    # one listing serves both (orphans sit in slices on no timeline: never among the latest)
+    view = table.file_system_view(sizes=not storage.is_local)
+    _remove_orphan_links(table, view=view)
     instant = next_instant_time(tl, zone=table.timeline_zone)
     with _gc_paused():
         ops, sources = _plan_operations(table, strat, instant, exact_split=exact_split, threshold_ms=threshold_ms,
-                                        et_field=et_field)
+                                        et_field=et_field, view=view)
     if not ops:
         return no("no log file qualifies")
     if any(op.links for op in ops):
@@ -387,7 +389,7 @@ def _delete_all(storage: Storage, rels) -> None:
 
 
 def _remove_orphan_links(table: HudiTable, grace: _dt.timedelta = ORPHAN_GRACE,
-                         only_instant: str | None = None) -> list[str]:
+                         only_instant: str | None = None, view=None) -> list[str]:
     """Delete the links of schedules that crashed before publishing their plan (or of a crashed
     unschedule): files with our link token in a slice whose instant is on no timeline (no reader
     sees them). Without ``only_instant``, only those made more than ``grace`` ago: a schedule
@@ -403,7 +405,8 @@ def _remove_orphan_links(table: HudiTable, grace: _dt.timedelta = ORPHAN_GRACE,
             return False  # (a slice older than the active timeline may be an archived commit's)
         return lg.base_instant == only_instant if only_instant is not None else lg.base_instant < cutoff
 
-    found = [lg.path for lg in table.file_system_view(sizes=False).all_log_files() if orphan(lg)]
+    view = view if view is not None else table.file_system_view(sizes=False)
+    found = [lg.path for lg in view.all_log_files() if orphan(lg)]
     if found:  # re-checked on a fresh timeline just before deleting: its plan may have been published
         known = {i.timestamp for i in Timeline.load(storage).instants}
         found = [p for p in found if lf.parse_log_file_name(posixpath.basename(p)).base_instant not in known]
@@ -459,13 +462,14 @@ def _gc_paused():
 
 
 def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool, threshold_ms: int,
-                     et_field: str | None) -> tuple[list[Operation], set[str]]:
+                     et_field: str | None, view=None) -> tuple[list[Operation], set[str]]:
     """The plan's operations (per latest file slice: the prefix of logs ``strat`` selects, link
     operations for the rest) and the event-time sources used."""
     storage = table.storage
     # sizes only of the logs a plan compacts (its TOTAL_LOG_FILES_SIZE): locally that is a stat
     # of those alone; object-store listings carry sizes anyway
-    view = table.file_system_view(sizes=not storage.is_local)
+    if view is None:
+        view = table.file_system_view(sizes=not storage.is_local)
     slices = view.latest_slices()
     # path → event range of every log with usable write stats; the logs of the slices without
     # them are scanned and added: the strategy looks every log up in it
