@@ -382,10 +382,12 @@ def _engine_arg(s, default: str = "local") -> None:
 EXIT_BROKEN_PIPE = 141
 
 
-def _error(code: str, type_name: str, message: str) -> int:
-    _out({"error": {"code": code, "type": type_name, "message": message}})
+def _error(e: HudiEtcError) -> int:
+    from .hudi.errors import error_envelope
+
+    _out(error_envelope(e))
     sys.stdout.flush()
-    print(f"hudi-etc: {type_name}: {message}", file=sys.stderr)
+    print(f"hudi-etc: {type(e).__name__}: {e}", file=sys.stderr)
     return 2
 
 
@@ -403,7 +405,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.flush()
             return 0
         except HudiEtcError as e:
-            return _error(e.code, type(e).__name__, str(e))
+            return _error(e)
     except BrokenPipeError:
         # the reader went away (``| head``): nothing more to say, and no traceback; stdout is
         # pointed at /dev/null so the interpreter's final flush does not fail again

@@ -158,13 +158,13 @@ def split_argv(argv: list[str]) -> tuple[str | None, list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     from airflow_hudi_etc.cli import build_parser
-    from airflow_hudi_etc.hudi.errors import HudiEtcError
+    from airflow_hudi_etc.hudi.errors import HudiEtcError, error_envelope
 
     result_file, cli_argv = split_argv(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(cli_argv)
     except HudiEtcError as e:  # ArgumentError: reported like any other error, no JVM started
-        _write_result(result_file, {"error": {"code": e.code, "type": type(e).__name__, "message": str(e)}})
+        _write_result(result_file, error_envelope(e))
         return 2
     args.argv = cli_argv
     t0 = time.monotonic()
@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         _write_result(result_file, result)
         code = 0
     except HudiEtcError as e:
-        result = {"error": {"code": e.code, "type": type(e).__name__, "message": str(e)}}
+        result = error_envelope(e)
         _write_result(result_file, result)
         code = 2
     finally:

@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .hudi.errors import HudiEtcError, InvalidInputError
+from .hudi.errors import HudiEtcError, InvalidInputError, error_from_envelope
 from .jobs import SUMMARY_PREFIX
 from .shipping import spark_defaults, submit_settings
 
@@ -106,10 +106,7 @@ def run_job(cli_argv: list[str], *, master: str | None = None, conf: dict | None
             with open(result_file) as f:
                 result = json.load(f)
             if "error" in result:
-                err = result["error"]
-                e = SparkJobError(f"{err['type']}: {err['message']}")
-                e.code = err.get("code", e.code)
-                raise e
+                raise error_from_envelope(result["error"])  # the job's typed error, as if raised here
             if proc.returncode == 0:
                 return result
         tail = "\n".join((proc.stderr or "").splitlines()[-25:])

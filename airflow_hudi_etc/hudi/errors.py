@@ -116,3 +116,22 @@ class ArgumentError(HudiEtcError):
     """The command line is wrong (unknown command or option, missing or malformed value)."""
 
     code = "invalid_arguments"
+
+
+# ---------------------------------------------------------------- the JSON error envelope
+def error_envelope(e: HudiEtcError) -> dict:
+    """``{"error": {"code", "type", "message"}}``: how the CLI prints, and a Spark job's result
+    file reports, a typed error (read back by :func:`error_from_envelope`)."""
+    return {"error": {"code": e.code, "type": type(e).__name__, "message": str(e)}}
+
+
+def error_from_envelope(err: dict) -> HudiEtcError:
+    """The typed error an envelope's ``error`` object reports (its class when this package has
+    one of that name, else :class:`HudiEtcError`), with the reported code."""
+    cls = globals().get(str(err.get("type", "")))
+    if not (isinstance(cls, type) and issubclass(cls, HudiEtcError)):
+        cls = HudiEtcError
+    e = cls(str(err.get("message", "")))
+    if err.get("code"):
+        e.code = err["code"]
+    return e

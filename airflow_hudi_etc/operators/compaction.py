@@ -95,15 +95,9 @@ def _none_if_empty(v: Any) -> Any:
 
 
 def _raise_job_error(err: Mapping[str, Any], cause: BaseException | None = None):
-    from ..hudi import errors
+    from ..hudi.errors import error_from_envelope
 
-    cls = getattr(errors, str(err.get("type", "")), None)
-    if not (isinstance(cls, type) and issubclass(cls, errors.HudiEtcError)):
-        cls = errors.HudiEtcError
-    e = cls(str(err.get("message", "")))
-    if err.get("code"):
-        e.code = err["code"]
-    raise e from cause
+    raise error_from_envelope(err) from cause
 
 
 class ProcessGroupSparkSubmitHook(SparkSubmitHook):
