@@ -147,17 +147,21 @@ def test_trigger_refusals(tmp_path):
     # the same request again (a retried task): the pending plan it made, nothing written
     retry = schedule(str(path), data_latency="30m", compaction_time=iso(t0 + 10 * 3_600_000))
     assert (retry.instant, retry.reason, retry.operations) == (first.instant, "already scheduled", first.operations)
+    assert (first.outcome, retry.outcome) == ("scheduled", "already_scheduled")
     assert len(list((path / ".hoodie").glob("*.compaction.requested"))) == 1
     # another threshold, or the same one with other settings: refused while the plan is pending
     again = schedule(str(path), data_latency="30m", compaction_time=iso(t0 + 11 * 3_600_000))
     assert again.instant is None and again.reason.startswith("pending compaction")
+    assert (again.outcome, again.pending_instant) == ("pending", first.instant)
     other = schedule(str(path), data_latency="30m", compaction_time=iso(t0 + 10 * 3_600_000), exact_split=True)
     assert other.instant is None and other.reason.startswith("pending compaction")
     execute(str(path))
     same = schedule(str(path), data_latency="30m", compaction_time=iso(t0 + 10 * 3_600_000))
     assert same.instant is None and "not past the last compacted threshold" in same.reason
+    assert (same.outcome, same.pending_instant) == ("covered", None)
     nothing = schedule(str(path), data_latency="30m", compaction_time=iso(t0 + 10 * 3_600_000 + 1000))
     assert nothing.instant is None and nothing.reason == "no log file qualifies"
+    assert nothing.outcome == "nothing_qualifies"
 
 
 def test_rollback_and_unschedule_restore_the_snapshot(tmp_path):

@@ -145,11 +145,19 @@ def check_not_future(ct: _dt.datetime, now: _dt.datetime | None = None) -> None:
 
 @dataclass(frozen=True)
 class ScheduleResult:
+    """What ``schedule`` did. ``outcome`` is the typed answer (``reason`` says it for people):
+    ``scheduled``; ``already_scheduled`` (a retry: ``instant`` is the pending plan this request
+    made); ``pending`` (another plan, ``pending_instant``, must finish first); ``waiting`` (a
+    pending clustering or write); ``covered`` (the threshold is not past the published one);
+    ``nothing_qualifies``; ``conflict`` (another scheduler or writer raced this one: try again)."""
+
     instant: str | None
     threshold: str
     threshold_ms: int
     reason: str
     operations: int = 0
+    outcome: str = "scheduled"
+    pending_instant: str | None = None
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -271,17 +279,19 @@ def schedule(
     if exact_split and not et_field:
         raise InvalidInputError("exact split needs an event-time field (table property or --event-time-field)")
 
-    def no(reason: str) -> ScheduleResult:
-        return ScheduleResult(None, iso_ms(threshold_ms), threshold_ms, reason)
+    def no(reason: str, outcome: str = "conflict", pending: str | None = None) -> ScheduleResult:
+        return ScheduleResult(None, iso_ms(threshold_ms), threshold_ms, reason, 0, outcome, pending)
 
     same = _same_pending_plan(table, threshold_ms=threshold_ms, strategy=strategy, exact_split=exact_split,
                               link_mode=mode, event_time_field=et_field)
     if same is not None:  # a retry of the request that made the pending plan: report that plan
         return ScheduleResult(same.instant, iso_ms(threshold_ms), threshold_ms, "already scheduled",
-                              len(same.operations))
+                              len(same.operations), "already_scheduled")
     ready = check_readiness(table, threshold_ms=threshold_ms, check_pending_writes=True)
     if not ready.ready and not (ready.covered and strategy != "event-time"):
-        return no(ready.reason)
+        if ready.pending_compactions:
+            return no(ready.reason, "pending", ready.pending_compactions[0])
+        return no(ready.reason, "covered" if ready.covered else "waiting")
     strat = EventTimeStrategy(threshold_ms) if strategy == "event-time" else CompactAllStrategy()
     # one listing serves both (orphans sit in slices on no timeline: never among the latest)
     view = table.file_system_view(sizes=not storage.is_local)
@@ -291,7 +301,7 @@ def schedule(
         ops, sources = _plan_operations(table, strat, instant, exact_split=exact_split, threshold_ms=threshold_ms,
                                         et_field=et_field, view=view)
     if not ops:
-        return no("no log file qualifies")
+        return no("no log file qualifies", "nothing_qualifies")
     if any(op.links for op in ops):
         _refuse_mixed_ordering_types(table)
     extra = {

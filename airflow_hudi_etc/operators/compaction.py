@@ -14,7 +14,8 @@ this process, through :class:`~airflow_hudi_etc.hooks.hudi.HudiTableHook`):
 
 * **schedule**: a pending plan for the same threshold (an earlier attempt made it) is reused,
   without Spark; a covered threshold (a backfill run) returns ``instant: null`` without Spark.
-  If the job itself answers ``pending compaction X`` and X's threshold is ours, X is the result.
+  If the job itself answers ``outcome: pending`` with ``pending_instant`` X and X's threshold is
+  ours, X is the result.
 * **execute**: a completed instant is reported (``status: "already completed"``) without Spark;
   an inflight one (a crashed or killed run) is rolled back by the job and executed again.
 * **rollback**: only an inflight compaction has anything to undo; otherwise nothing is submitted.
@@ -368,10 +369,10 @@ class ScheduleEventTimeCompactionOperator(HudiEtcSparkJobOperator):
         if res.get("threshold_ms") not in (None, threshold_ms):
             raise AirflowException(f"the job planned threshold {res.get('threshold_ms')}, expected {threshold_ms}")
         out = {**base, **res}
-        m = re.match(r"pending compaction (\d+)", str(res.get("reason") or ""))
-        if res.get("instant") is None and m:
+        pending = res.get("pending_instant") if res.get("outcome") == "pending" else None
+        if res.get("instant") is None and pending:
             # lost a race with a retry of ourselves (or another scheduler with our threshold)
-            plan = next((p for p in hook.pending_plans(self.table_path) if p["instant"] == m.group(1)), None)
+            plan = next((p for p in hook.pending_plans(self.table_path) if p["instant"] == pending), None)
             if plan is not None and plan["threshold_ms"] == threshold_ms:
                 out.update(instant=plan["instant"], reason="already scheduled", reused=True,
                            operations=plan["operations"] or 0)
