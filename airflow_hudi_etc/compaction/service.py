@@ -592,11 +592,7 @@ def _flip_safe_selection(table: HudiTable, s, sel, decoder):
         if flip is None:
             break
         n = flip + 1
-    if n == len(sel.compact):
-        return sel
-    from .strategy import _selection
-
-    return _selection(tuple(logs[:n]), tuple(logs[n:]))
+    return _prefix_of(sel, logs, n)
 
 
 def _eto_flip_safe(logs, sel, events):
@@ -621,6 +617,11 @@ def _eto_flip_safe(logs, sel, events):
         if flip is None:
             break
         n = flip + 1
+    return _prefix_of(sel, logs, n)
+
+
+def _prefix_of(sel, logs, n: int):
+    """``sel`` if it already compacts the first ``n`` logs, else the selection that does."""
     if n == len(sel.compact):
         return sel
     from .strategy import _selection
