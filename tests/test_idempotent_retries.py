@@ -72,7 +72,7 @@ def test_every_command_twice(base, tmp_path, capsys):
     # schedule: the retry gets the pending plan, no second plan file
     (rc1, a), (rc2, b) = twice(capsys, *sc.schedule_args())
     assert rc1 == rc2 == 0 and a["reason"] == "scheduled" and a["instant"]
-    assert b == {**a, "reason": "already scheduled"}
+    assert b == {**a, "reason": "already scheduled", "outcome": "already_scheduled"}
     assert len(list((p / ".hoodie").glob("*.compaction.requested"))) == 1
     instant = a["instant"]
     sc.plan_made()
