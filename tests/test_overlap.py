@@ -151,13 +151,19 @@ def _resume(p) -> tuple[int, str]:
     return p.returncode, out
 
 
-def test_two_executions_of_one_plan_one_commits(base, tmp_path):
+def _scheduled(base, tmp_path):
+    """A private copy of the scenario with a batch written and a plan scheduled (real processes)."""
     sc = clone(base, tmp_path)
     rows = sc.w1_rows()
     cli("write", "--path", sc.path, "--input", sc.batch_file(rows, "w1"))
     sc.applied(rows, before_plan=True)
     instant = json.loads(cli(*sc.schedule_args()).stdout)["instant"]
     sc.plan_made()
+    return sc, instant
+
+
+def test_two_executions_of_one_plan_one_commits(base, tmp_path):
+    sc, instant = _scheduled(base, tmp_path)
     first = _paused(["execute", "--path", sc.path], "execute.before-commit")  # every file written
     try:
         files = data_files(sc.path)
@@ -199,12 +205,7 @@ def test_two_writers_the_second_gets_a_conflict(base, tmp_path):
 
 
 def test_killed_execute_then_retry(base, tmp_path):
-    sc = clone(base, tmp_path)
-    rows = sc.w1_rows()
-    cli("write", "--path", sc.path, "--input", sc.batch_file(rows, "w1"))
-    sc.applied(rows, before_plan=True)
-    instant = json.loads(cli(*sc.schedule_args()).stdout)["instant"]
-    sc.plan_made()
+    sc, instant = _scheduled(base, tmp_path)
     proc = cli("execute", "--path", sc.path, crash="execute.mid-base-file")
     assert proc.returncode == crash.EXIT_CODE, proc.stderr
     temps = [n for n in data_files(sc.path) if n.rsplit("/", 1)[1].startswith(".hudi-etc-tmp")]
