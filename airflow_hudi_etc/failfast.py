@@ -19,6 +19,7 @@ NON_RETRYABLE_CODES = frozenset({
     "unsafe_path",
     "unsupported_feature",
     "unsupported_table_version",
+    "table_upgrade_incomplete",
     "unsupported_table_type",
     "invalid_properties",
     "metadata_table_present",

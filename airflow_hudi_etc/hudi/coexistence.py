@@ -124,6 +124,15 @@ def drop_metadata_table(storage) -> dict:
 
     config = load_table_config(storage)
     st = metadata_table_state(storage, config)
+    if st.present:
+        from .timeline import Action, Timeline
+
+        building = [i.timestamp for i in Timeline.load(storage, config).instants
+                    if i.action is Action.INDEXING and i.is_pending]
+        if building:
+            raise MetadataTablePresentError(
+                f"an indexing instant is pending ({', '.join(building)}): a Java writer is building metadata-table "
+                f"indexes; let it finish (or roll it back) before dropping the metadata table")
     props_changed = bool(st.partitions or st.inflight)
     if props_changed:
         update_table_properties(storage, {K_MDT_PARTITIONS: "", K_MDT_INFLIGHT: ""})
@@ -325,7 +334,18 @@ def symlinks_allowed(config: TableConfig) -> bool:
 
 
 # ------------------------------------------------------------------------ the guard
+#: table versions the mutating commands (write, schedule, execute, rollback, clean) support. THE
+#: switch for wiring v8/v9 writing: add 8 and 9 here once writer and table services handle layout 2
+WRITABLE_TABLE_VERSIONS = frozenset({6})
+
+
 def check_writable(storage, config: TableConfig) -> None:
     """Refuse, before anything is written, a table a mutating command must not touch."""
     require_no_metadata_table(storage, config)
+    if config.version not in WRITABLE_TABLE_VERSIONS:
+        from .errors import UnsupportedTableVersionError
+
+        raise UnsupportedTableVersionError(
+            f"table version {config.version}: reading is supported, writing v8/v9 is not wired yet "
+            f"(this release writes table version {', '.join(map(str, sorted(WRITABLE_TABLE_VERSIONS)))} only)")
     timeline_zone(config)

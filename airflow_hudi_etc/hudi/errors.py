@@ -34,9 +34,17 @@ class InvalidPropertiesError(HudiEtcError):
 
 
 class UnsupportedTableVersionError(HudiEtcError):
-    """The table's version is not the one this release supports (6)."""
+    """The table's version is not one this release supports (6, 8, 9), or its layout does not match."""
 
     code = "unsupported_table_version"
+
+
+class TableUpgradeIncompleteError(HudiEtcError):
+    """The table is half upgraded or half downgraded between versions 6 and 8/9 (instant files in
+    both timeline folders, legacy completed files in layout 2, an interrupted properties update):
+    nothing is read or written until Java Hudi finishes (or redoes) the upgrade."""
+
+    code = "table_upgrade_incomplete"
 
 
 class UnsupportedTableTypeError(HudiEtcError):

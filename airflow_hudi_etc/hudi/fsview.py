@@ -272,6 +272,47 @@ def build_file_groups(bases: Iterable[BaseFile], logs: Iterable[LogFile]) -> dic
     return groups
 
 
+def _build_groups(bases, logs, timeline: Timeline) -> dict[tuple[str, str], FileGroup]:
+    if getattr(timeline, "layout", 1) == 2:
+        return build_file_groups_v2(bases, logs, timeline)
+    return build_file_groups(bases, logs)
+
+
+def build_file_groups_v2(bases: Iterable[BaseFile], logs: Iterable[LogFile],
+                         timeline: Timeline) -> dict[tuple[str, str], FileGroup]:
+    """File groups of a table version 8/9 (spec §3.2): files of instants that are not completed
+    (pending, failed) are dropped; each base file starts a slice at its instant; every pending
+    compaction instant C adds a slice key C (it stays empty of base files until C completes; with
+    no plan at hand it is added to every group, and :meth:`FileSystemView.latest_slice_of` merges
+    such a slice into the one before it, so groups outside the plan read the same); a log named
+    with instant d joins the slice with the largest key ≤ completion(d) (key d when there is none).
+    The log's ``base_instant`` field holds its name instant (the writing instant in 1.x). Log order
+    in a slice: name instant, version, token (Java's ``LogFileComparator``)."""
+    completion = timeline.completion_time
+    pending = sorted(timeline.pending_compaction_times)
+    groups: dict[tuple[str, str], FileGroup] = {}
+    for b in bases:
+        if completion(b.instant) is None:
+            continue  # pending compaction output, failed or running writes: invisible
+        key = (b.partition, b.file_id)
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = FileGroup(b.partition, b.file_id)
+        g.base_files[b.instant] = b
+    for lf in sorted(logs, key=_log_sort_key):
+        done = completion(lf.base_instant)
+        if done is None:
+            continue
+        key = (lf.partition, lf.file_id)
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = FileGroup(lf.partition, lf.file_id)
+        keys = [k for k in (*g.base_files, *g.logs, *pending) if k <= done]
+        slice_key = max(keys) if keys else lf.base_instant
+        g.logs.setdefault(slice_key, []).append(lf)
+    return groups
+
+
 @dataclass(frozen=True)
 class FileSystemView:
     """All file groups of a table, with visibility rules applied against a timeline."""
@@ -297,7 +338,7 @@ class FileSystemView:
             b, lg = _scan(p, *(listed.get(p) or _listing(storage.list(p))))
             bases += b
             logs += lg
-        return cls(timeline, build_file_groups(bases, logs), parts)
+        return cls(timeline, _build_groups(bases, logs, timeline), parts)
 
     @classmethod
     def from_files(cls, timeline: Timeline, files: Iterable[FileInfo | str]) -> "FileSystemView":
@@ -314,7 +355,7 @@ class FileSystemView:
             if lf is not None:
                 logs.append(lf)
                 parts.add(part)
-        return cls(timeline, build_file_groups(bases, logs), tuple(sorted(parts)))
+        return cls(timeline, _build_groups(bases, logs, timeline), tuple(sorted(parts)))
 
     # ------------------------------------------------------------ visibility
     def _base_visible(self, b: BaseFile, tl: Timeline) -> bool:

@@ -130,7 +130,12 @@ def queue_blocks(
                 continue
             t = b.block_type
             if t in (lf.BlockType.AVRO_DATA, lf.BlockType.PARQUET_DATA, lf.BlockType.DELETE):
-                inst = b.instant_time
+                hd = b.header_dict
+                if (hd.get(lf.HeaderKey.IS_PARTIAL) or "").strip().lower() == "true":
+                    raise UnsupportedFeatureError(
+                        f"{item[0]}: a partial-update log block (IS_PARTIAL=true, table version 8/9) at offset "
+                        f"{b.offset}: partial merging is not supported")
+                inst = hd.get(lf.HeaderKey.INSTANT_TIME)
                 if inst is None or not accept.accepts(inst):
                     stats.skipped_blocks += 1
                     continue

@@ -72,7 +72,7 @@ class HudiTable:
     def load(cls, path: str | Storage, storage_options: Mapping[str, Any] | None = None) -> "HudiTable":
         storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
         config = load_table_config(storage)
-        return cls(storage, config, Timeline.load(storage))
+        return cls(storage, config, Timeline.load(storage, config))
 
     @classmethod
     def load_writable(cls, path: str | Storage, storage_options: Mapping[str, Any] | None = None) -> "HudiTable":
@@ -92,7 +92,8 @@ class HudiTable:
         return timeline_zone(self.config)
 
     def reload(self) -> "HudiTable":
-        return HudiTable(self.storage, load_table_config(self.storage), Timeline.load(self.storage))
+        config = load_table_config(self.storage)
+        return HudiTable(self.storage, config, Timeline.load(self.storage, config))
 
     # ------------------------------------------------------------ timeline contents
     def instant_bytes(self, instant: Instant, state: State | None = None) -> bytes:
@@ -104,6 +105,10 @@ class HudiTable:
             if not matches:
                 raise InvalidTimelineError(f"no completed instant {instant}")
             instant = matches[0]
+        if self.config.layout_version == 2:
+            from .commit_metadata import decode_avro_commit
+
+            return decode_avro_commit(self.instant_bytes(instant, State.COMPLETED), str(instant))
         return load_commit_metadata(self.instant_bytes(instant, State.COMPLETED), str(instant))
 
     @cached_property
@@ -204,6 +209,14 @@ class HudiTable:
         return merge_slice(base, folded, schema, precombine_field=self.config.precombine_field,
                            event_time_ordering=self.config.event_time_ordering)
 
+    @property
+    def _fold_ordering_field(self) -> str | None:
+        """The ordering field the log-against-log fold compares (None: processing order, which is
+        what COMMIT_TIME_ORDERING of a v8/v9 table means)."""
+        if self.config.merge_mode == "COMMIT_TIME_ORDERING":
+            return None
+        return self.config.precombine_field
+
     def _read_log(self, rel: str) -> bytes:
         with _data_file(rel):
             return self.storage.read_bytes(rel)
@@ -227,7 +240,7 @@ class HudiTable:
         stats = stats if stats is not None else ScanStats()
         schema = schema or self.arrow_schema
         blocks = queue_blocks(files, accept, stats)
-        return fold_blocks(blocks, schema, self.config.precombine_field, stats=stats, record_filter=record_filter,
+        return fold_blocks(blocks, schema, self._fold_ordering_field, stats=stats, record_filter=record_filter,
                            decoder=decoder or BlockDecoder(schema))
 
     def iter_base(self, rel: str, skip_columns: Iterable[str] = (), batch_rows: int = 65_536) -> Iterator[pa.Table]:
@@ -280,6 +293,8 @@ class HudiTable:
     def read_incremental(self, start: str, end: str | None = None) -> pa.Table:
         """Records changed by completed commits in (start, end], as Hudi's incremental query."""
         schema = self.arrow_schema
+        if self.config.layout_version == 2:
+            return self._read_incremental_layout2(start, end, schema)
         instants = [
             i
             for i in self.timeline.completed_writes
@@ -317,6 +332,26 @@ class HudiTable:
             mask = pc.and_(pc.greater(ct, start), pc.less_equal(ct, end))
             out.append(t.filter(mask))
         del wanted
+        return pa.concat_tables(out) if out else schema.empty_table()
+
+    def _read_incremental_layout2(self, start: str, end: str | None, schema: pa.Schema) -> pa.Table:
+        """Hudi 1.x incremental query: the instants whose **completion** time is in (start, end];
+        the records they wrote, merged over the latest slices, keeping the rows those instants wrote."""
+        import pyarrow.compute as pc
+
+        tl = self.timeline
+        chosen = [i for i in tl.completed_writes
+                  if i.completion_time is not None and i.completion_time > start
+                  and (end is None or i.completion_time <= end)]
+        if not chosen:
+            return schema.empty_table()
+        times = {i.timestamp for i in chosen}
+        view = self.file_system_view()
+        out = []
+        for s in view.latest_slices():
+            t = self.read_slice(s, schema=schema)
+            if t.num_rows:
+                out.append(t.filter(pc.is_in(t.column(COMMIT_TIME), value_set=pa.array(sorted(times)))))
         return pa.concat_tables(out) if out else schema.empty_table()
 
     @staticmethod

@@ -17,11 +17,11 @@ import datetime as _dt
 import enum
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Mapping
 
-from .errors import InvalidTimelineError
+from .errors import InvalidTimelineError, TableUpgradeIncompleteError
 
 META_DIR = ".hoodie"
 AUX_DIR = ".hoodie/.aux"
@@ -46,6 +46,8 @@ class Action(str, enum.Enum):
     SAVEPOINT = "savepoint"
     INDEXING = "indexing"
     SCHEMA_COMMIT = "schemacommit"
+    #: layout 2 (table versions 8/9): pending clustering; completes as replacecommit
+    CLUSTERING = "clustering"
 
     def __str__(self) -> str:  # pragma: no cover - cosmetic
         return self.value
@@ -55,7 +57,8 @@ class Action(str, enum.Enum):
 WRITE_ACTIONS = frozenset({Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT})
 
 # compaction completes as "commit", log compaction as "deltacommit": they group together
-_GROUP = {Action.COMPACTION: Action.COMMIT, Action.LOG_COMPACTION: Action.DELTA_COMMIT}
+_GROUP = {Action.COMPACTION: Action.COMMIT, Action.LOG_COMPACTION: Action.DELTA_COMMIT,
+          Action.CLUSTERING: Action.REPLACE_COMMIT}
 
 _INSTANT_RE = re.compile(r"^(\d{14}|\d{17})\.([a-z]+)(?:\.(requested|inflight))?$")
 _LEGACY_INFLIGHT_RE = re.compile(r"^(\d{14}|\d{17})\.inflight$")
@@ -68,6 +71,11 @@ class Instant:
     timestamp: str
     action: Action
     state: State
+    #: layout 2: the completion time of a completed instant (``<requested>_<completion>.<action>``);
+    #: None in layout 1 and for pending instants. Not part of equality or order.
+    completion_time: str | None = field(default=None, compare=False)
+    #: folder of the timeline file (``.hoodie`` in layout 1, ``.hoodie/timeline`` in layout 2)
+    meta_dir: str = field(default=META_DIR, compare=False, repr=False)
 
     @property
     def is_completed(self) -> bool:
@@ -82,13 +90,17 @@ class Instant:
         state = self.state if state is None else state
         if state is State.COMPLETED:
             action = _GROUP.get(self.action, self.action)
+            if self.meta_dir != META_DIR:  # layout 2
+                if self.completion_time is None:
+                    raise InvalidTimelineError(f"{self}: a layout-2 completed file needs the completion time")
+                return f"{self.timestamp}_{self.completion_time}.{action.value}"
             return f"{self.timestamp}.{action.value}"
         if state is State.INFLIGHT and self.action is Action.COMMIT:
             return f"{self.timestamp}.inflight"
         return f"{self.timestamp}.{self.action.value}.{state.name.lower()}"
 
     def path(self, state: State | None = None) -> str:
-        return f"{META_DIR}/{self.file_name(state)}"
+        return f"{self.meta_dir}/{self.file_name(state)}"
 
     def __str__(self) -> str:
         return f"[{self.timestamp}__{self.action.value}__{self.state.name}]"
@@ -199,6 +211,11 @@ class Timeline:
     instants: tuple[Instant, ...]
     #: names in ``.hoodie/`` as listed (sub-folder names included when listed by :meth:`load`)
     files: frozenset[str]
+    #: timeline layout (1: table version 6; 2: versions 8/9) and the folder of its files
+    layout = 1
+    meta_dir = META_DIR
+    #: layout 2: a callable giving {requested time: completion time} of archived instants (LSM history)
+    _history = None
 
     def __init__(self, instants: Iterable[Instant] = (), files: Iterable[str] = frozenset()):
         d = self.__dict__
@@ -234,7 +251,21 @@ class Timeline:
         return t
 
     @classmethod
-    def load(cls, storage) -> "Timeline":
+    def load(cls, storage, config=None) -> "Timeline":
+        """The active timeline. ``config`` (the table's :class:`~.properties.TableConfig`) selects
+        layout 2 for table versions 8/9 and turns on the checks for half-upgraded tables; without
+        it the table is read as layout 1 (version 6)."""
+        if config is not None and getattr(config, "layout_version", 1) == 2:
+            from .timeline_v2 import load_layout2
+
+            return load_layout2(cls, storage, config)
+        if config is not None:
+            names = storage.list_entry_names(META_DIR, include_temp=True)
+            if "timeline" in names:
+                from .timeline_v2 import check_no_layout2_instants
+
+                check_no_layout2_instants(storage)
+            return cls.from_file_names(names)
         # one listing of the folder's entries without a type check per entry: its sub-folders
         # (.aux, .temp, archived, metadata, ...) are never named like a timeline file, and the
         # parse takes only timeline file names (Hudi's own listing of the timeline keeps every
@@ -414,7 +445,50 @@ class Timeline:
 
     def as_of(self, ts: str) -> "Timeline":
         """The timeline as a reader at ``ts`` sees it: instants with timestamp ≤ ts."""
-        return Timeline(tuple(i for i in self.instants if i.timestamp <= ts), self.files)
+        t = Timeline(tuple(i for i in self.instants if i.timestamp <= ts), self.files)
+        if self.layout != 1:
+            t.__dict__.update(layout=self.layout, meta_dir=self.meta_dir, _history=self._history)
+            # instants older than the first write of the full timeline stay "archived ⇒ completed"
+            t.__dict__["first_write_time"] = self.first_write_time
+        return t
+
+    # ---------------------------------------------------------------- layout 2: completion times
+    @cached_property
+    def completion_times(self) -> Mapping[str, str]:
+        """Requested time → completion time of every completed instant on the active timeline
+        (layout 2; empty in layout 1, where completion times are not recorded)."""
+        return {i.timestamp: i.completion_time for i in self.instants if i.completion_time is not None}
+
+    def is_archived(self, ts: str) -> bool:
+        """Older than the first write instant of the active timeline: archived, so completed."""
+        first = self.first_write_time
+        return first is not None and ts < first and ts not in self.completion_times
+
+    def completion_time(self, ts: str) -> str | None:
+        """When the instant requested at ``ts`` completed: from the active timeline, else (archived)
+        from the LSM history, else ``ts`` itself (Java's rule for archived instants without a
+        recorded completion time); None while it is pending or unknown. Layout 1: ``ts`` for a
+        committed instant."""
+        c = self.completion_times.get(ts)
+        if c is not None:
+            return c
+        if self.layout == 1:
+            return ts if self.is_committed(ts) else None
+        if self.is_archived(ts):
+            hist = self._history() if self._history is not None else {}
+            return hist.get(ts, ts)
+        return None
+
+    def is_completed_before(self, ts: str, before: str) -> bool:
+        """Java's ``CompletionTimeQueryView#isCompletedBefore``: completed, with completion < ``before``."""
+        c = self.completion_time(ts)
+        return c is not None and c < before
+
+    @cached_property
+    def latest_time(self) -> str | None:
+        """Greatest requested **or completion** time on the timeline (the layout-2 monotonic bound)."""
+        times = [i.timestamp for i in self.instants] + list(self.completion_times.values())
+        return max(times, default=None)
 
     def get(self, ts: str) -> list[Instant]:
         return [i for i in self.instants if i.timestamp == ts]

@@ -1,0 +1,228 @@
+"""Timeline layout 2 (table versions 8 and 9; shared/hudi-format-v8-v9.md §2, §8).
+
+The active timeline lives in ``.hoodie/<hoodie.timeline.path>/`` (``.hoodie/timeline``):
+
+* ``<r>.<action>.requested`` / ``<r>.<action>.inflight`` (a COW commit's inflight may be the bare
+  ``<r>.inflight``) and ``<r>_<c>.<action>`` when completed at completion time ``c``;
+* ``clustering`` is pending-only and completes as ``replacecommit``; a compaction completes as
+  ``<C>_<c>.commit``; a log compaction as ``<r>_<c>.deltacommit``;
+* a completed file without ``_<c>`` is a leftover of an unfinished upgrade (refused).
+
+The archived instants are in the LSM history ``<timeline>/history/`` (``_version_``,
+``manifest_<N>``, ``<min>_<max>_<level>.parquet`` with ``instantTime``/``completionTime``/``action``
+columns), read only when a completion time of an archived instant is asked for.
+
+Writing primitives: :func:`instant_file_name` (the file of an instant in a state),
+:func:`complete_instant` (write ``<r>_<c>.<action>`` once) and :func:`next_time_layout2`
+(a new requested or completion time, greater than every time on the data and MDT timelines).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+from functools import lru_cache
+from typing import Iterable, Mapping
+
+from .errors import InstantExistsError, InvalidTimelineError, TableUpgradeIncompleteError
+from .timeline import _GROUP, META_DIR, Action, Instant, State, Timeline, format_instant, parse_instant_time
+
+#: the instant file names of layout 2 (InstantFileNameParserV2, restricted to known shapes)
+_V2_RE = re.compile(r"^(\d{14}|\d{17})(?:_(\d{14}|\d{17}))?\.([a-z]+)(?:\.(requested|inflight))?$")
+_BARE_INFLIGHT_RE = re.compile(r"^(\d{14}|\d{17})\.inflight$")
+#: an instant file of layout 1 (in ``.hoodie/`` of an upgraded table it means an unfinished upgrade)
+_V1_NAME_RE = re.compile(r"^\d{14,17}\.[a-z]+(\.(requested|inflight))?$")
+_LSM_FILE_RE = re.compile(r"^(\d+)_(\d+)_(\d)\.parquet$")
+_ACTIONS = {a.value: a for a in Action}
+
+
+def parse_instant_file_v2(name: str, meta_dir: str = META_DIR + "/timeline") -> Instant | None:
+    """The instant (in that file's state) named by a layout-2 timeline file, None for other files.
+    A completed file without ``_<completion>`` raises :class:`TableUpgradeIncompleteError`."""
+    m = _BARE_INFLIGHT_RE.match(name)
+    if m:
+        return Instant(m.group(1), Action.COMMIT, State.INFLIGHT, None, meta_dir)
+    m = _V2_RE.match(name)
+    if not m:
+        return None
+    r, c, action, state = m.groups()
+    act = _ACTIONS.get(action)
+    if act is None:
+        return None
+    if state is None:
+        if c is None:
+            raise TableUpgradeIncompleteError(
+                f"{meta_dir}/{name}: a completed instant without its completion time (a layout-1 name) in "
+                f"the layout-2 timeline — an unfinished upgrade to table version 8/9; let Java Hudi finish it")
+        return Instant(r, act, State.COMPLETED, c, meta_dir)
+    if c is not None:
+        return None  # "<r>_<c>.<action>.requested" is no Hudi name
+    return Instant(r, act, State[state.upper()], None, meta_dir)
+
+
+def parse_layout2(names: Iterable[str], meta_dir: str) -> list[Instant]:
+    """Every instant of a layout-2 listing in its highest state, sorted; compaction, log compaction
+    and clustering keep their own action while pending and when completed (as in layout 1)."""
+    groups: dict[tuple[str, Action], list] = {}  # (r, group action) → [state, special action, completion]
+    for n in names:
+        i = parse_instant_file_v2(n, meta_dir)
+        if i is None:
+            continue
+        g = _GROUP.get(i.action, i.action)
+        cur = groups.get((i.timestamp, g))
+        if cur is None:
+            cur = groups[(i.timestamp, g)] = [i.state, None, None]
+        elif i.state > cur[0]:
+            cur[0] = i.state
+        if i.action is not g:
+            cur[1] = i.action
+        if i.completion_time is not None:
+            if cur[2] is not None and cur[2] != i.completion_time:
+                raise InvalidTimelineError(
+                    f"instant {i.timestamp} ({g.value}) has two completed files ({cur[2]}, {i.completion_time})")
+            cur[2] = i.completion_time
+    out = [Instant(r, sp or g, st, c, meta_dir) for (r, g), (st, sp, c) in groups.items()]
+    out.sort()
+    return out
+
+
+def load_layout2(cls, storage, config) -> Timeline:
+    """The layout-2 active timeline of a v8/v9 table, after the mixed-state checks of spec §8."""
+    meta_dir = config.timeline_dir
+    check_upgrade_complete(storage, config)
+    history_dir = config.history_dir
+    hist_name = history_dir.rsplit("/", 1)[-1] if history_dir and history_dir.startswith(meta_dir + "/") else None
+    names = [n for n in storage.list_entry_names(meta_dir, include_temp=True)
+             if n != hist_name and not n.endswith(".crc")]
+    t = cls(parse_layout2(names, meta_dir), names)
+    t.__dict__.update(layout=2, meta_dir=meta_dir)
+    if history_dir:
+        t.__dict__["_history"] = _lazy(lambda: read_lsm_history(storage, history_dir))
+    return t
+
+
+def _lazy(fn):
+    box: list = []
+
+    def get():
+        if not box:
+            box.append(fn())
+        return box[0]
+
+    return get
+
+
+# ------------------------------------------------------------------ mixed / half-upgraded states
+def check_upgrade_complete(storage, config) -> None:
+    """Spec §8 for a table whose properties say version 8/9: no instant files left in ``.hoodie/``,
+    no legacy archive without an LSM history, no interrupted properties update."""
+    from .properties import BACKUP_FILE
+
+    names = storage.list_entry_names(META_DIR, include_temp=True)
+    stray = [n for n in names if _V1_NAME_RE.match(n)]
+    if stray:
+        raise TableUpgradeIncompleteError(
+            f"table version {config.version} but {META_DIR}/ still holds layout-1 instant files "
+            f"({', '.join(sorted(stray)[:3])}...): an upgrade (or downgrade) did not finish")
+    if BACKUP_FILE.rsplit("/", 1)[-1] in names:
+        raise TableUpgradeIncompleteError(
+            f"{BACKUP_FILE} is present: a properties update (e.g. an upgrade) was interrupted; recover it first")
+    if "archived" in names and storage.list_entry_names(f"{META_DIR}/archived"):
+        hist = config.history_dir
+        if not (hist and storage.exists(f"{hist}/_version_")):
+            raise TableUpgradeIncompleteError(
+                f"{META_DIR}/archived/ is not empty but {hist}/ has no _version_: the archive was not converted "
+                f"to the LSM history, an upgrade did not finish")
+
+
+def check_no_layout2_instants(storage, folder: str = f"{META_DIR}/timeline") -> None:
+    """Spec §8 for a version-6 table: a layout-2 timeline folder with instant files means an upgrade
+    to 8/9 is running or crashed."""
+    names = [n for n in storage.list_entry_names(folder, include_temp=True) if _V2_RE.match(n)
+             or _BARE_INFLIGHT_RE.match(n)]
+    if names:
+        raise TableUpgradeIncompleteError(
+            f"table version 6 but {folder}/ holds instant files ({', '.join(sorted(names)[:3])}...): an upgrade to "
+            f"table version 8/9 is running or crashed")
+
+
+# ------------------------------------------------------------------ LSM history
+def read_lsm_history(storage, history_dir: str) -> dict[str, str]:
+    """Requested time → completion time of the archived instants in the LSM history (spec §2.6):
+    ``_version_`` (else the highest ``manifest_N``), that manifest's files, their rows."""
+    import pyarrow.parquet as pq
+
+    try:
+        names = storage.list_entry_names(history_dir)
+    except FileNotFoundError:
+        return {}
+    version = None
+    if "_version_" in names:
+        raw = storage.read_bytes(f"{history_dir}/_version_").decode("utf-8").strip()
+        if not raw.isdigit():
+            raise InvalidTimelineError(f"{history_dir}/_version_ is not a number: {raw[:40]!r}")
+        version = int(raw)
+    else:
+        found = [int(n[9:]) for n in names if n.startswith("manifest_") and n[9:].isdigit()]
+        version = max(found) if found else None
+    if version is None:
+        return {}
+    try:
+        manifest = json.loads(storage.read_bytes(f"{history_dir}/manifest_{version}"))
+        files = [f["fileName"] for f in manifest.get("files", [])]
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise InvalidTimelineError(f"{history_dir}/manifest_{version} is not a timeline manifest: {e}") from None
+    out: dict[str, str] = {}
+    for f in files:
+        if not _LSM_FILE_RE.match(f):
+            raise InvalidTimelineError(f"{history_dir}/manifest_{version} names {f!r}, not an LSM timeline file")
+        with storage.open(f"{history_dir}/{f}") as fh:
+            t = pq.read_table(fh, columns=["instantTime", "completionTime"])
+        for r, c in zip(t.column("instantTime").to_pylist(), t.column("completionTime").to_pylist()):
+            if r:
+                out[r] = c or r
+    return out
+
+
+# ------------------------------------------------------------------ writing primitives
+def instant_file_name(requested: str, action: Action, state: State, completion: str | None = None) -> str:
+    """The layout-2 timeline file of an instant in ``state`` (completed: ``<r>_<c>.<group action>``)."""
+    return Instant(requested, action, state, completion, META_DIR + "/timeline").file_name()
+
+
+def complete_instant(storage, meta_dir: str, requested: str, action: Action, completion: str,
+                     metadata: bytes) -> str:
+    """Write the completed file ``<requested>_<completion>.<action>`` once (put-if-absent) with
+    ``metadata`` (Avro bytes, see :mod:`.commit_metadata`); the commit point of the instant.
+    Safe to retry: when the instant is already completed with these very bytes, its file name is
+    returned; completed otherwise (other bytes or another completion time) → :class:`InstantExistsError`."""
+    group = _GROUP.get(action, action)
+    prefix, suffix = f"{requested}_", f".{group.value}"
+    for n in storage.list_entry_names(meta_dir):
+        if n.startswith(prefix) and n.endswith(suffix) and _V2_RE.match(n):
+            if storage.read_bytes(f"{meta_dir}/{n}") == metadata:
+                return n
+            raise InstantExistsError(f"{meta_dir}/{n}: instant {requested} is already completed (other content)")
+    name = instant_file_name(requested, action, State.COMPLETED, completion)
+    try:
+        storage.create_if_absent(f"{meta_dir}/{name}", metadata)
+    except FileExistsError:
+        raise InstantExistsError(f"{meta_dir}/{name} already exists") from None
+    return name
+
+
+def next_time_layout2(timeline: Timeline, *others: Timeline, now: _dt.datetime | None = None,
+                      zone: _dt.tzinfo = _dt.timezone.utc) -> str:
+    """A new requested **or completion** time for layout 2: strictly greater than every requested
+    and completion time on ``timeline`` and on ``others`` (e.g. the metadata table's timeline),
+    in ``yyyyMMddHHmmssSSS`` of ``zone`` (spec §2.4). Take it under the writer lock."""
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    ts = format_instant(now, zone)
+    latest = max((t.latest_time for t in (timeline, *others) if t.latest_time is not None), default=None)
+    if latest is not None:
+        if len(latest) == 14:
+            latest += "999"
+        if ts <= latest:
+            ts = format_instant(parse_instant_time(latest) + _dt.timedelta(milliseconds=1))
+    return ts
