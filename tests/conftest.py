@@ -15,7 +15,8 @@ REPO = Path(__file__).resolve().parents[1]
 # written by JVMs on UTC (their instants are the UTC times in the fixtures' README), so the Java
 # writers' zone is UTC. Tests of the refusal without it delete this variable.
 os.environ["HUDI_ETC_TIMELINE_TIMEZONE"] = "UTC"
-FIXTURES = REPO.parent / "shared" / "fixtures" / "hudi-rs-tables"
+# HUDI_ETC_FIXTURES: the fixtures folder when the checkout is not next to ../shared (a worktree)
+FIXTURES = Path(os.environ.get("HUDI_ETC_FIXTURES") or REPO.parent / "shared" / "fixtures" / "hudi-rs-tables")
 
 V6_MOR_FIXTURES = {
     "v6_trips_8i1u": "quickstart_trips_table/mor/avro/v6_trips_8i1u.zip",

@@ -57,8 +57,11 @@ class Action(str, enum.Enum):
 WRITE_ACTIONS = frozenset({Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT})
 
 # compaction completes as "commit", log compaction as "deltacommit": they group together
-_GROUP = {Action.COMPACTION: Action.COMMIT, Action.LOG_COMPACTION: Action.DELTA_COMMIT,
-          Action.CLUSTERING: Action.REPLACE_COMMIT}
+_GROUP = {Action.COMPACTION: Action.COMMIT, Action.LOG_COMPACTION: Action.DELTA_COMMIT}
+#: layout 2 adds the pending-only clustering action, which completes as replacecommit; layout 1
+#: does not know the name (its parse skips such files, as before)
+_GROUP_V2 = {**_GROUP, Action.CLUSTERING: Action.REPLACE_COMMIT}
+_LAYOUT1_ACTIONS = tuple(a for a in Action if a is not Action.CLUSTERING)
 
 _INSTANT_RE = re.compile(r"^(\d{14}|\d{17})\.([a-z]+)(?:\.(requested|inflight))?$")
 _LEGACY_INFLIGHT_RE = re.compile(r"^(\d{14}|\d{17})\.inflight$")
@@ -89,7 +92,7 @@ class Instant:
         """The timeline file of this instant in ``state`` (default: its own)."""
         state = self.state if state is None else state
         if state is State.COMPLETED:
-            action = _GROUP.get(self.action, self.action)
+            action = _GROUP_V2.get(self.action, self.action)
             if self.meta_dir != META_DIR:  # layout 2
                 if self.completion_time is None:
                     raise InvalidTimelineError(f"{self}: a layout-2 completed file needs the completion time")
@@ -118,6 +121,8 @@ def parse_instant_file(name: str) -> Instant | None:
             act = Action(action)
         except ValueError:
             return None
+        if act is Action.CLUSTERING:  # a layout-2 name
+            return None
         st = State.COMPLETED if state is None else State[state.upper()]
         return Instant(ts, act, st)
     return None
@@ -138,7 +143,7 @@ _object_new = object.__new__
 #: what follows "<ts>." in a timeline file name → (group action, action, state); exactly the names
 #: :func:`parse_instant_file` accepts (``<ts>.inflight`` is the legacy inflight commit)
 _SUFFIXES: dict[str, tuple[Action, Action, State]] = {}
-for _a in Action:
+for _a in _LAYOUT1_ACTIONS:
     _g = _GROUP.get(_a, _a)
     _SUFFIXES[_a.value] = (_g, _a, State.COMPLETED)
     _SUFFIXES[_a.value + ".requested"] = (_g, _a, State.REQUESTED)
@@ -380,7 +385,7 @@ class Timeline:
     def completed_writes(self) -> tuple[Instant, ...]:
         """Completed commit/deltacommit/replacecommit instants (incl. completed compactions)."""
         return tuple(
-            i for i in self.instants if i.is_completed and (i.action in WRITE_ACTIONS or i.action in _GROUP)
+            i for i in self.instants if i.is_completed and (i.action in WRITE_ACTIONS or i.action in _GROUP_V2)
         )
 
     @cached_property
@@ -412,7 +417,8 @@ class Timeline:
     def pending_replaces(self) -> tuple[Instant, ...]:
         if self._lazy():
             return tuple(i for i in self._instants_of(Action.REPLACE_COMMIT) if i.state is not State.COMPLETED)
-        return tuple(i for i in self.instants if i.is_pending and i.action is Action.REPLACE_COMMIT)
+        return tuple(i for i in self.instants
+                     if i.is_pending and (i.action is Action.REPLACE_COMMIT or i.action is Action.CLUSTERING))
 
     @property
     def first_instant_time(self) -> str | None:
@@ -440,7 +446,7 @@ class Timeline:
 
     @cached_property
     def first_write_time(self) -> str | None:
-        times = [i.timestamp for i in self.instants if i.action in WRITE_ACTIONS or i.action in _GROUP]
+        times = [i.timestamp for i in self.instants if i.action in WRITE_ACTIONS or i.action in _GROUP_V2]
         return min(times) if times else None
 
     def as_of(self, ts: str) -> "Timeline":

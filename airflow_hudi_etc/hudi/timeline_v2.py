@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import Iterable, Mapping
 
 from .errors import InstantExistsError, InvalidTimelineError, TableUpgradeIncompleteError
-from .timeline import _GROUP, META_DIR, Action, Instant, State, Timeline, format_instant, parse_instant_time
+from .timeline import _GROUP_V2 as _GROUP, META_DIR, Action, Instant, State, Timeline, format_instant, parse_instant_time
 
 #: the instant file names of layout 2 (InstantFileNameParserV2, restricted to known shapes)
 _V2_RE = re.compile(r"^(\d{14}|\d{17})(?:_(\d{14}|\d{17}))?\.([a-z]+)(?:\.(requested|inflight))?$")
