@@ -417,3 +417,31 @@ def test_metadata_table_refusal_and_drop_on_v8(tmp_path):
     assert not (p / ".hoodie/metadata").exists()
     assert _props(p)["hoodie.table.metadata.partitions"] == ""
     assert TableConfig.from_properties(_props(p)).version == 8
+
+
+# ------------------------------------------------------------------ v8 log names, partial blocks
+def test_v8_log_names():
+    from airflow_hudi_etc.hudi.naming import log_file_name_v8, next_log_version_v8
+
+    fid = "6e1d5cc4-c487-487d-abbe-fe9b30b1c0cc-0"
+    assert log_file_name_v8(fid, "20251220210127080", "0-1072-3078") == (
+        ".6e1d5cc4-c487-487d-abbe-fe9b30b1c0cc-0_20251220210127080.log.1_0-1072-3078")  # fixture name
+    names = [f".{fid}_20251220210127080.log.1_0-1-1", f".{fid}_20251220210127080.log.2_0-1-1",
+             f".{fid}_20251220210128625.log.1_0-1-1", ".other-0_20251220210130000.log.4_0-1-1"]
+    assert next_log_version_v8(names, fid, "20251220210127080") == 3  # roll-over within T
+    assert next_log_version_v8(names, fid, "20251220210130000") == 1  # a new instant starts at 1
+
+
+def test_partial_update_block_refused(v8, tmp_path):
+    from airflow_hudi_etc.hudi import logformat as lf
+
+    t = _copy(v8, tmp_path)
+    log = next((t / "city=sao_paulo").glob(".8aa68f7e*20251220210130911.log.1_*"))
+    blocks = lf.read_blocks(log.read_bytes())
+    b = blocks[0]
+    header = list(b.header) + [(lf.HeaderKey.IS_PARTIAL, "true")]
+    log.write_bytes(lf.encode_block(b.block_type, header, b.content, b.footer, check_v6=False))
+    table = HudiTable.load(str(t))
+    assert table.read(read_optimized=True).num_rows == 6
+    with pytest.raises(UnsupportedFeatureError, match="IS_PARTIAL"):
+        table.read()
