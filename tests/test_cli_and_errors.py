@@ -107,8 +107,16 @@ def test_refusals_name_the_problem(fixture_copy, tmp_path, capsys):
     before = tree_digest(v8)
     (tmp_path / "x.jsonl").write_text('{"uuid":"a","ts":1,"city":"x"}\n')
     rc, out = run_cli(capsys, "write", "--path", v8, "--input", tmp_path / "x.jsonl")
+    assert rc == 2 and out["error"]["type"] == "MetadataTablePresentError"  # the fixture has an MDT
+    assert tree_digest(v8) == before
+    from airflow_hudi_etc.hudi.coexistence import drop_metadata_table
+    from airflow_hudi_etc.hudi.storage import Storage
+
+    drop_metadata_table(Storage(str(v8)))
+    before = tree_digest(v8)
+    rc, out = run_cli(capsys, "write", "--path", v8, "--input", tmp_path / "x.jsonl")
     assert rc == 2 and out["error"]["type"] == "UnsupportedTableVersionError"
-    assert "table version 8" in out["error"]["message"]
+    assert "table version 8" in out["error"]["message"] and "not wired yet" in out["error"]["message"]
     assert tree_digest(v8) == before
 
 

@@ -60,8 +60,12 @@ def test_fixture_properties_load(fixture_root):
 def test_refusals(fixture_root, tmp_path):
     with pytest.raises(UnsupportedTableTypeError):
         hp.load_table_config(Storage(str(fixture_root / "v6_cow_nonpartitioned")))
-    with pytest.raises(UnsupportedTableVersionError, match="table version 8"):
-        hp.load_table_config(Storage(str(fixture_root / "v8_trips_8i3u1d")))
+    assert hp.load_table_config(Storage(str(fixture_root / "v8_trips_8i3u1d"))).version == 8  # read since v8/v9
+    (tmp_path / "v7" / ".hoodie").mkdir(parents=True)
+    (tmp_path / "v7" / ".hoodie" / "hoodie.properties").write_text(
+        "hoodie.table.name=t\nhoodie.table.type=MERGE_ON_READ\nhoodie.table.version=7\n")
+    with pytest.raises(UnsupportedTableVersionError, match="table version 7"):
+        hp.load_table_config(Storage(str(tmp_path / "v7")))
     with pytest.raises(TableNotFoundError):
         hp.load_table_config(Storage(str(tmp_path / "nothing")))
     (tmp_path / "bad" / ".hoodie").mkdir(parents=True)
