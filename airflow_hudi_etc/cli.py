@@ -79,10 +79,10 @@ def _engine(a):
     """The engine of this command: in a spark-submit job the job's SparkSession, else local."""
     spark = getattr(a, "spark_session", None)
     if spark is not None:
-        from .engines import SparkEngine
+        from .spark.engines import SparkEngine
 
         return SparkEngine(spark)
-    from .engines import LocalEngine
+    from .spark.engines import LocalEngine
 
     return LocalEngine()
 
@@ -93,19 +93,19 @@ def _via_spark_submit(a) -> bool:
 
 
 def _submit(a) -> dict:
-    from .spark_submit import run_job
+    from .spark.spark_submit import run_job
 
     return run_job(a.argv)
 
 
 def cmd_pack_env(a) -> dict:
-    from .shipping import pack_env
+    from .spark.shipping import pack_env
 
     return pack_env(a.output, extras=tuple(a.extra), python=a.python)
 
 
 def cmd_py_files(a) -> dict:
-    from .shipping import package_zip
+    from .spark.shipping import package_zip
 
     return {"py_files": package_zip()}
 

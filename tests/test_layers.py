@@ -13,9 +13,9 @@ PKG = Path(__file__).resolve().parents[1] / "airflow_hudi_etc"
 
 #: per layer: the package-internal modules and third-party roots it must not import
 FORBIDDEN = {
-    "hudi": ({"compaction", "api", "cli", "jobs", "engines", "spark_submit", "shipping", "hooks", "operators",
+    "hudi": ({"compaction", "api", "cli", "spark", "hooks", "operators",
               "sensors", "triggers", "notifications", "report"}, {"airflow", "pyspark"}),
-    "compaction": ({"api", "cli", "jobs", "engines", "spark_submit", "shipping", "hooks", "operators", "sensors",
+    "compaction": ({"api", "cli", "spark", "hooks", "operators", "sensors",
                     "triggers", "notifications"}, {"airflow", "pyspark"}),
 }
 

@@ -1,6 +1,6 @@
 """Operators that run event-time compaction jobs through ``spark-submit``.
 
-Each operator submits ``airflow_hudi_etc/jobs.py`` with the Spark provider's ``SparkSubmitHook``
+Each operator submits ``airflow_hudi_etc/spark/jobs.py`` with the Spark provider's ``SparkSubmitHook``
 (connection ``spark_default`` unless told otherwise)::
 
     spark-submit [conf ...] <jobs.py> --result-file F <hudi-etc command> <args>
@@ -59,8 +59,8 @@ if TYPE_CHECKING:
 
 
 def job_script() -> str:
-    """Path of the job file spark-submit runs (``airflow_hudi_etc/jobs.py``)."""
-    from .. import jobs
+    """Path of the job file spark-submit runs (``airflow_hudi_etc/spark/jobs.py``)."""
+    from ..spark import jobs
 
     return os.path.abspath(jobs.__file__)
 
@@ -152,9 +152,9 @@ class HudiEtcSparkJobOperator(BaseOperator):
     :param conn_id: Spark connection (master, deploy mode, ...); default ``spark_default``.
     :param conf: Spark configuration (templated), e.g. ``{"spark.executor.memory": "4g"}``.
     :param py_files: ``--py-files`` (templated). Default: a cached zip of the installed
-        ``airflow_hudi_etc`` (:func:`airflow_hudi_etc.shipping.package_zip`), so executors need not
+        ``airflow_hudi_etc`` (:func:`airflow_hudi_etc.spark.shipping.package_zip`), so executors need not
         have it; ``"none"`` ships nothing; anything else is passed as given.
-    :param application: the job file (templated); default the installed ``airflow_hudi_etc/jobs.py``.
+    :param application: the job file (templated); default the installed ``airflow_hudi_etc/spark/jobs.py``.
         Give a copy on HDFS/S3 for cluster deploy mode.
     :param env_vars: environment of spark-submit (templated; the provider maps it to the driver's
         environment on YARN/K8s).
@@ -245,8 +245,8 @@ class HudiEtcSparkJobOperator(BaseOperator):
     def shipping(self, conf: dict[str, Any], kwargs: dict[str, Any]) -> tuple[dict, str | None, dict | None]:
         """(conf, py_files, env_vars) with the package zip shipped (unless ``py_files`` is given,
         or ``"none"``) and the interpreters chosen for the connection's master and deploy mode by
-        :func:`airflow_hudi_etc.shipping.submit_settings` (nothing the user set is overridden)."""
-        from ..shipping import submit_settings
+        :func:`airflow_hudi_etc.spark.shipping.submit_settings` (nothing the user set is overridden)."""
+        from ..spark.shipping import submit_settings
 
         # the connection says where Spark runs: the hook resolves it when built
         resolved = getattr(ProcessGroupSparkSubmitHook(conn_id=self.conn_id, **{

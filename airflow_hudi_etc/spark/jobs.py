@@ -1,11 +1,11 @@
 """Spark job entry points (what ``spark-submit`` runs).
 
-``spark-submit [spark opts] airflow_hudi_etc/jobs.py [--result-file F] <hudi-etc command> [args]``
+``spark-submit [spark opts] airflow_hudi_etc/spark/jobs.py [--result-file F] <hudi-etc command> [args]``
 
 The commands and their arguments are exactly those of the ``hudi-etc`` CLI (write, schedule,
 execute, rollback, unschedule, clean, sync-catalog, ...). The job builds the SparkSession that
 spark-submit configured, runs the CLI command with that session (per-file-group tasks go to
-Spark executors through :class:`~airflow_hudi_etc.engines.SparkEngine`), prints the result JSON
+Spark executors through :class:`~airflow_hudi_etc.spark.engines.SparkEngine`), prints the result JSON
 on stdout and writes it to ``--result-file`` (a local path or any fsspec URI; spark-submit
 returns no value, so this is how the CLI and the Airflow operators get it back). Errors are
 written the same way, as ``{"error": {"code", "type", "message"}}``, with exit status 2.
@@ -67,7 +67,7 @@ def _ship_package(spark) -> str | None:
     by hand) to a cluster ships the package itself: the driver has it installed, the executors
     may not. Not when the submitter shipped files, opted out (``HUDI_ETC_PY_FILES=none``), or the
     executors are this machine's (``local[...]``). Returns the zip added, if any."""
-    from airflow_hudi_etc import shipping
+    from airflow_hudi_etc.spark import shipping
 
     conf = spark.sparkContext.getConf()
     if (conf.get("spark.submit.pyFiles", None) or shipping.is_local_master(conf.get("spark.master", ""))

@@ -1,4 +1,4 @@
-"""Running a job of :mod:`airflow_hudi_etc.jobs` through a real ``spark-submit`` (CLI engine spark).
+"""Running a job of :mod:`airflow_hudi_etc.spark.jobs` through a real ``spark-submit`` (CLI engine spark).
 
 The Airflow operators go through the Spark provider's SparkSubmitHook instead; this module is
 for the command line and tests. Arguments are passed as a list, never through a shell.
@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .hudi.errors import HudiEtcError, InvalidInputError, error_from_envelope
+from ..hudi.errors import HudiEtcError, InvalidInputError, error_from_envelope
 from .jobs import SUMMARY_PREFIX
 from .shipping import spark_defaults, submit_settings
 
@@ -46,7 +46,7 @@ def spark_submit_binary() -> str:
 def job_env() -> dict[str, str]:
     """spark-submit's environment: ours, with this venv's ``bin`` first on PATH (the pip
     ``spark-submit`` finds SPARK_HOME with the ``python3`` on PATH). Interpreters are chosen by
-    :func:`airflow_hudi_etc.shipping.submit_settings`, per master."""
+    :func:`airflow_hudi_etc.spark.shipping.submit_settings`, per master."""
     env = dict(os.environ)
     venv_bin = str(Path(sys.executable).parent)
     env["PATH"] = venv_bin + os.pathsep + env.get("PATH", "")
