@@ -188,7 +188,7 @@ def test_earlier_attempt_seen_before_execute(tmp_path):
     """An execution that died leaves an inflight compaction: the job says it rolls it back."""
     import airflow_table as at
 
-    from airflow_hudi_etc.cli import build_parser
+    from airflow_hudi_etc.contract import build_parser
     from airflow_hudi_etc.compaction.service import schedule
     from airflow_hudi_etc.spark.jobs import _earlier_attempt
 
