@@ -59,6 +59,8 @@ class TableStatus:
     remaining_log_files: int
     metadata_table_present: bool
     details: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    #: with ``status(sla=...)``: is the threshold lag over the SLA (or is there no threshold yet)?
+    sla_breached: bool | None = None
 
     def as_dict(self) -> dict:
         return dict(self.details)
@@ -70,6 +72,9 @@ class ValidationReport:
     problems: tuple[Mapping[str, Any], ...]
     details: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
+    def as_dict(self) -> dict:
+        return dict(self.details)
+
 
 class Compaction:
     """Event-time compaction of one table (``table.compaction``)."""
@@ -78,12 +83,13 @@ class Compaction:
         self._table = table
 
     def schedule(self, data_latency: str, *, compaction_time: str | None = None, link_mode: str = "auto",
-                 exact_split: bool = False, event_time_field: str | None = None) -> ScheduleResult:
+                 exact_split: bool = False, event_time_field: str | None = None, engine=None) -> ScheduleResult:
         """Plan a compaction of everything up to ``compaction_time − data_latency`` (see README)."""
         from .compaction.service import schedule
 
         return schedule(self._table.storage, data_latency=data_latency, compaction_time=compaction_time,
-                        link_mode=link_mode, exact_split=exact_split, event_time_field=event_time_field)
+                        link_mode=link_mode, exact_split=exact_split, event_time_field=event_time_field,
+                        engine=engine)
 
     def execute(self, instant: str | None = None, *, engine=None) -> CompactionResult:
         """Run the pending plan (or ``instant``); ``engine``: e.g. ``SparkEngine(spark)``."""
@@ -113,6 +119,13 @@ class Compaction:
 
         return _frozen(show_plan(self._table.storage, instant=instant))
 
+    def reset_threshold(self, *, to: str | None = None, instant: str | None = None) -> Mapping[str, Any]:
+        """Lower a threshold published by mistake (``to``; default the compaction's instant time
+        minus its data latency) on compaction ``instant`` (default the latest); then sync the catalog."""
+        from .compaction.threshold_reset import reset_threshold
+
+        return _frozen(reset_threshold(self._table.storage, to=to, instant=instant))
+
 
 class Table:
     """A Hudi table-version-6 Merge-On-Read table. Cheap to create: nothing is cached."""
@@ -121,6 +134,8 @@ class Table:
         self.path = path
         self.storage = Storage(path, dict(storage_options or {}))
         self.compaction = Compaction(self)
+        #: after :meth:`create`: False when the table already existed with the same settings
+        self.created: bool | None = None
 
     def __repr__(self) -> str:
         return f"Table({self.storage.base_uri!r})"
@@ -142,9 +157,10 @@ class Table:
         from .hudi.writer import init_table
 
         t = cls(path, storage_options=storage_options)
-        init_table(t.storage, table_name=table_name, record_key=record_key, precombine_field=precombine_field,
+        res = init_table(t.storage, table_name=table_name, record_key=record_key, precombine_field=precombine_field,
                    event_time_field=event_time_field, partition_field=partition_field, payload=payload,
                    exclusive_cleaner=exclusive_cleaner)
+        t.created = bool(res.get("created"))
         return t
 
     # ------------------------------------------------------------------ data
@@ -172,12 +188,31 @@ class Table:
         return HudiTable.load(self.storage).read_incremental(start, end)
 
     # ------------------------------------------------------------------ upkeep
-    def status(self) -> TableStatus:
+    def status(self, *, sla: str | None = None, include_slices: bool = False) -> TableStatus:
+        """Freshness of the RO view; ``sla`` (``6h``, ``PT30M``): also whether the threshold lag
+        exceeds it (``details`` then holds ``sla_seconds`` and ``sla_breached``);
+        ``include_slices``: the per-slice figures too (what ``hudi-etc status`` prints)."""
         from .compaction.metrics import table_metrics
 
-        m = table_metrics(self.storage, include_slices=False)
+        m = table_metrics(self.storage, include_slices=include_slices)
+        breached = None
+        if sla:
+            from .compaction.service import parse_duration
+
+            sla_s = parse_duration(sla).total_seconds()
+            lag = m.get("threshold_lag_seconds")
+            breached = lag is None or lag > sla_s
+            m["sla_seconds"] = sla_s
+            m["sla_breached"] = breached
         return TableStatus(m.get("threshold"), m.get("threshold_lag_seconds"), tuple(m.get("pending_compactions") or ()),
-                           int(m.get("remaining_log_files") or 0), bool(m["metadata_table"]["present"]), _frozen(m))
+                           int(m.get("remaining_log_files") or 0), bool(m["metadata_table"]["present"]), _frozen(m),
+                           sla_breached=breached)
+
+    def report(self, output: str, *, sla: str | None = None) -> Mapping[str, Any]:
+        """``freshness.png`` and ``index.html`` in folder ``output`` (needs the ``report`` extra)."""
+        from .report import write_report
+
+        return _frozen(write_report(self.path, output, sla=sla, storage_options=self.storage.options))
 
     def validate(self) -> ValidationReport:
         from .compaction.validate import validate

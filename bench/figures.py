@@ -474,7 +474,7 @@ def p6_memory(cfg, work: str) -> Figure:
 # ---------------------------------------------------------------------------- Spark
 def spark_end_to_end(cfg, work: str) -> Figure:
     from airflow_hudi_etc.compaction.service import execute
-    from airflow_hudi_etc.spark_submit import run_job
+    from airflow_hudi_etc.spark.spark_submit import run_job
 
     sizes = {"trivial": cfg.spark_rows[0], "small": cfg.spark_rows[1], "large": cfg.spark_rows[2]}
     res, local = {}, {}
@@ -506,7 +506,7 @@ def spark_end_to_end(cfg, work: str) -> Figure:
                  "per-row µs, local (large − small)": round(per_row_local * 1e6, 3)},
         notes=["per-row cost = difference between two sizes / difference in rows (start-up cancels out); one file "
                "group per table, so Spark runs one task (no parallelism to gain)",
-               "spark-submit runs `airflow_hudi_etc/jobs.py execute` (what `--engine spark` does); JVM start, "
+               "spark-submit runs `airflow_hudi_etc/spark/jobs.py execute` (what `--engine spark` does); JVM start, "
                "SparkSession and Python worker start-up are the fixed cost"],
     )
 
@@ -519,7 +519,7 @@ def cluster_vs_local(cfg, work: str) -> Figure:
     sys.path.insert(0, os.path.join(ROOT, "tests"))
     from spark_cluster import start_cluster  # noqa: E402  (the test suite's cluster)
 
-    from airflow_hudi_etc.spark_submit import run_job
+    from airflow_hudi_etc.spark.spark_submit import run_job
 
     sizes = {"trivial": cfg.spark_rows[0], "small": cfg.spark_rows[1], "large": cfg.spark_rows[2]}
     t = time.perf_counter()

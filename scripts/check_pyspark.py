@@ -36,7 +36,7 @@ def main() -> int:
     from oracle import hudi_rs_read
 
     from airflow_hudi_etc.compaction.service import schedule
-    from airflow_hudi_etc.shipping import package_zip
+    from airflow_hudi_etc.spark.shipping import package_zip
 
     version = subprocess.run([py, "-c", "import pyspark; print(pyspark.__version__)"], capture_output=True,
                              text=True, check=True).stdout.strip()
@@ -44,8 +44,8 @@ def main() -> int:
     # in-process: the package imports under that pyspark and maps tasks over a local SparkSession
     probe = ("import sys; sys.path.insert(0, %r)\n"
              "from pyspark.sql import SparkSession\n"
-             "from airflow_hudi_etc.engines import SparkEngine\n"
-             "import airflow_hudi_etc.compaction.service, airflow_hudi_etc.jobs\n"
+             "from airflow_hudi_etc.spark.engines import SparkEngine\n"
+             "import airflow_hudi_etc.compaction.service, airflow_hudi_etc.spark.jobs\n"
              "s = SparkSession.builder.master('local[2]').config('spark.ui.enabled', 'false').getOrCreate()\n"
              "print(SparkEngine(s).map(abs, [-1, -2, 3]))\n"
              "s.stop()\n") % zip_path
@@ -60,7 +60,7 @@ def main() -> int:
         instant = schedule(str(table), data_latency=at.LATENCY, compaction_time=at.COMPACTION_TIME).instant
         result = Path(tmp) / "result.json"
         cmd = [str(venv / "bin" / "spark-submit"), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
-               "--py-files", zip_path, str(REPO / "airflow_hudi_etc" / "jobs.py"), "--result-file", str(result),
+               "--py-files", zip_path, str(REPO / "airflow_hudi_etc" / "spark" / "jobs.py"), "--result-file", str(result),
                "execute", "--path", str(table)]
         r = subprocess.run(cmd, env={**env, "PYSPARK_DRIVER_PYTHON": py}, capture_output=True, text=True,
                            cwd=tmp)

@@ -34,7 +34,7 @@ def free_port() -> int:
 
 
 def spark_home() -> str:
-    from airflow_hudi_etc.shipping import spark_home as sh
+    from airflow_hudi_etc.spark.shipping import spark_home as sh
 
     home = sh()
     assert home and os.path.isfile(os.path.join(home, "bin", "spark-class")), home
@@ -44,7 +44,7 @@ def spark_home() -> str:
 def executor_env(cache: Path | None = None) -> tuple[Path, Path]:
     """(packed env .tar.gz, its unpacked folder), built once per dependency set with
     ``hudi-etc pack-env`` (a real run of the command, in a subprocess)."""
-    from airflow_hudi_etc.shipping import cache_dir, dependency_pins
+    from airflow_hudi_etc.spark.shipping import cache_dir, dependency_pins
 
     key = hashlib.sha256(json.dumps([dependency_pins(), sys.version]).encode()).hexdigest()[:12]
     root = (cache or cache_dir() / "test-executor-env") / key

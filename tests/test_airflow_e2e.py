@@ -47,7 +47,7 @@ def states(dr):
 
 
 def probe_catalog(metastore: Path, table: Path, out: Path, bump_ms: int) -> dict:
-    from airflow_hudi_etc.spark_submit import job_env, spark_submit_binary
+    from airflow_hudi_etc.spark.spark_submit import job_env, spark_submit_binary
 
     cmd = [spark_submit_binary(), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
            "--conf", f"spark.driver.extraJavaOptions=-Dderby.system.home={metastore}",

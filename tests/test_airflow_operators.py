@@ -176,6 +176,69 @@ def test_job_errors_come_back_typed():
     assert e.value.code == "spark_job_failed"
 
 
+# ------------------------------------------------------------------------------ the contract with the job
+def _operator_cases():
+    """(operator, what its execute resolves at run time, the values the job must parse: fixed)."""
+    ct = "2026-01-02T00:00:00+00:00"
+    return [
+        (ScheduleEventTimeCompactionOperator(task_id="s", table_path="/t", data_latency="2h", link_mode="copy",
+                                             exact_split=True, event_time_field="et", conn_id=NO_SPARK),
+         {"compaction_time": ct},
+         {"command": "schedule", "path": "/t", "data_latency": "2h", "compaction_time": ct, "link_mode": "copy",
+          "exact_split": True, "event_time_field": "et", "engine": "local"}),
+        (ScheduleEventTimeCompactionOperator(task_id="s2", table_path="/t", data_latency="PT30M", conn_id=NO_SPARK),
+         {"compaction_time": ct},
+         {"command": "schedule", "path": "/t", "data_latency": "PT30M", "compaction_time": ct, "link_mode": "auto",
+          "exact_split": False, "event_time_field": None}),
+        (ExecuteCompactionOperator(task_id="e", table_path="s3://b/t", conn_id=NO_SPARK),
+         {"instant": "20260102000000000"},
+         {"command": "execute", "path": "s3://b/t", "instant": "20260102000000000", "engine": "local"}),
+        (RollbackCompactionOperator(task_id="r", table_path="/t", conn_id=NO_SPARK),
+         {"instant": "20260102000000000"},
+         {"command": "rollback", "path": "/t", "instant": "20260102000000000"}),
+        (SyncEventTimeThresholdOperator(task_id="c", table_path="/t", table="trips", database="lake",
+                                        metastore_dir="/m", warehouse_dir="", conn_id=NO_SPARK),
+         {},
+         {"command": "sync-catalog", "path": "/t", "database": "lake", "table": "trips", "metastore_uri": None,
+          "metastore_dir": "/m", "warehouse_dir": None}),
+    ]
+
+
+def test_every_operator_builds_an_argv_the_job_accepts():
+    """Each operator's argv, as it hands it to spark-submit (``--result-file F <command> ...``),
+    parsed by the Spark job's own parser, gives the values the operator was configured with."""
+    from airflow_hudi_etc.contract import COMMANDS, job_argv
+    from airflow_hudi_etc.operators.compaction import HudiEtcSparkJobOperator
+    from airflow_hudi_etc.spark.jobs import parse_job_argv
+
+    cases = _operator_cases()
+    assert {type(op) for op, _, _ in cases} == set(HudiEtcSparkJobOperator.__subclasses__())  # every operator
+    for op, resolved, want in cases:
+        assert COMMANDS[op.command].spark, op.command  # a command the Spark job runs
+        result_file, args, _ = parse_job_argv(job_argv("/tmp/r.json", op.job_argv(**resolved)))
+        assert result_file == "/tmp/r.json"
+        assert {k: getattr(args, k) for k in want} == want, op.task_id
+
+
+def test_an_option_renamed_in_the_contract_fails_the_operators_argv(monkeypatch):
+    """The test above can fail: with ``--data-latency`` renamed in the definitions, the schedule
+    operator's argv is refused where it is built (and a stale hand-written one by the job's parser)."""
+    import dataclasses
+
+    from airflow_hudi_etc import contract
+    from airflow_hudi_etc.hudi.errors import ArgumentError
+    from airflow_hudi_etc.spark.jobs import parse_job_argv
+
+    c = contract.COMMANDS["schedule"]
+    renamed = tuple(dataclasses.replace(a, name="latency") if a.name == "data_latency" else a for a in c.args)
+    monkeypatch.setitem(contract.COMMANDS, "schedule", dataclasses.replace(c, args=renamed))
+    op, resolved, _ = _operator_cases()[0]
+    with pytest.raises(ValueError, match="data_latency"):
+        op.job_argv(**resolved)
+    with pytest.raises(ArgumentError, match="required: --latency"):
+        parse_job_argv(["--result-file", "/r", "schedule", "--path", "/t", "--data-latency", "2h"])
+
+
 # ------------------------------------------------------------------------------ hook, provider, DAG files
 def test_hook_storage_options_from_a_hudi_connection_never_logged(table, monkeypatch, capfd):
     from airflow_hudi_etc.hooks.hudi import HudiTableHook, describe_storage_options

@@ -284,7 +284,7 @@ def test_incremental_and_time_travel_do_not_count_carried_over_records(tmp_path,
 @pytest.mark.parametrize("seed,exact", [(11, False), (12, True)])
 def test_execute_on_the_spark_engine(tmp_path, spark, seed, exact):
     """The same per-operation tasks inside Spark executors (session-scoped local SparkSession)."""
-    from airflow_hudi_etc.engines import SparkEngine
+    from airflow_hudi_etc.spark.engines import SparkEngine
 
     path, model = run_history(tmp_path, seed, partitioned=True, batches=6, monotone=True)
     history = random_history(seed, 6, monotone_ordering=True)

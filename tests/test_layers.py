@@ -1,4 +1,4 @@
-"""Imports point one way: hudi ← compaction ← {api, cli} ← {spark side, Airflow side}.
+"""Imports point one way: hudi ← compaction ← {contract, api, cli} ← {spark side, Airflow side}.
 
 Read from the source with ``ast`` (lazy imports inside functions count too), so a layer cannot
 reach upwards even on a path no test exercises.
@@ -11,12 +11,22 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "airflow_hudi_etc"
 
-#: per layer: the package-internal modules and third-party roots it must not import
-FORBIDDEN = {
-    "hudi": ({"compaction", "api", "cli", "jobs", "engines", "spark_submit", "shipping", "hooks", "operators",
-              "sensors", "triggers", "notifications", "report"}, {"airflow", "pyspark"}),
-    "compaction": ({"api", "cli", "jobs", "engines", "spark_submit", "shipping", "hooks", "operators", "sensors",
-                    "triggers", "notifications"}, {"airflow", "pyspark"}),
+#: the Airflow side and the Spark side: nothing below them may import these
+AIRFLOW_SIDE = {"hooks", "operators", "sensors", "triggers", "notifications", "assets", "task_groups", "failfast",
+                "get_provider_info"}
+#: per layer (a package folder or a module): the package-internal modules it MAY import (None: any
+#: but the forbidden ones), those it must not, and the third-party roots it must not import
+LAYERS = {
+    # the Hudi format layer imports nothing above it
+    "hudi": ({"hudi"}, set(), {"airflow", "pyspark"}),
+    # the compaction service: the Hudi layer and itself; no Spark, no Airflow, no spark/ room
+    "compaction": ({"hudi", "compaction"}, set(), {"airflow", "pyspark"}),
+    # the one contract (CLI ↔ Spark job ↔ operators): errors only
+    "contract.py": ({"hudi"}, set(), {"airflow", "pyspark"}),
+    "api.py": ({"hudi", "compaction", "report"}, set(), {"airflow", "pyspark"}),
+    "cli.py": (None, AIRFLOW_SIDE, {"airflow", "pyspark"}),
+    # the Spark side never imports the Airflow side
+    "spark": (None, AIRFLOW_SIDE, {"airflow"}),
 }
 
 
@@ -50,14 +60,30 @@ def _imports(path: Path) -> set[tuple[str, str]]:
     return out
 
 
+def _layer_files(layer: str) -> list[Path]:
+    p = PKG / layer
+    return [p] if p.is_file() else sorted(p.rglob("*.py"))
+
+
 def test_imports_point_one_way():
     bad = []
-    for layer, (internal, external) in FORBIDDEN.items():
-        for f in sorted((PKG / layer).rglob("*.py")):
+    for layer, (allowed, forbidden, external) in LAYERS.items():
+        files = _layer_files(layer)
+        assert files, layer
+        for f in files:
             for kind, name in _imports(f):
-                if (kind == "internal" and name in internal) or (kind == "external" and name in external):
+                if kind == "internal" and ((allowed is not None and name not in allowed) or name in forbidden):
+                    bad.append(f"{f.relative_to(PKG)} imports {name}")
+                elif kind == "external" and name in external:
                     bad.append(f"{f.relative_to(PKG)} imports {name}")
     assert not bad, bad
+
+
+def test_the_spark_room_has_the_spark_modules_and_no_shims_are_left():
+    """jobs, engines, spark_submit, shipping live in ``spark/`` only (no module re-exporting them)."""
+    for name in ("jobs", "engines", "spark_submit", "shipping", "catalog"):
+        assert (PKG / "spark" / f"{name}.py").is_file(), name
+        assert not (PKG / f"{name}.py").exists(), f"{name}.py left at the top of the package"
 
 
 def test_the_checker_sees_an_upward_import(tmp_path):
@@ -69,3 +95,15 @@ def test_the_checker_sees_an_upward_import(tmp_path):
     finally:
         f.unlink()
     assert ("internal", "compaction") in got and ("external", "pyspark") in got
+
+
+def test_the_checker_sees_the_compaction_layer_reach_into_spark():
+    """The test can fail: compaction importing the spark room (or pyspark) is reported."""
+    f = PKG / "compaction" / "_layer_probe.py"
+    f.write_text("def f():\n    from ..spark.engines import SparkEngine\n    from airflow_hudi_etc.hooks import hudi\n")
+    try:
+        got = _imports(f)
+    finally:
+        f.unlink()
+    allowed = LAYERS["compaction"][0]
+    assert {n for k, n in got if k == "internal"} - allowed == {"spark", "hooks"}

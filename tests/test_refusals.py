@@ -313,7 +313,7 @@ def test_argument_errors_print_the_json_error_envelope(capsys, args, match):
 
 
 def test_the_spark_job_reports_argument_errors_in_its_result_file(tmp_path, capsys):
-    from airflow_hudi_etc.jobs import main as job_main
+    from airflow_hudi_etc.spark.jobs import main as job_main
 
     result = tmp_path / "r.json"
     assert job_main(["--result-file", str(result), "schedule", "--path", "x"]) == 2  # no --data-latency

@@ -254,7 +254,7 @@ with open(result, "w") as f:
 def test_spark_submit_gets_its_arguments_as_a_list(tmp_path, monkeypatch):
     """A fake ``spark-submit`` on PATH records its argv: every argument arrives whole, shell
     metacharacters unexpanded (no shell in between)."""
-    from airflow_hudi_etc import spark_submit
+    from airflow_hudi_etc.spark import spark_submit
 
     fake_bin = tmp_path / "bin"
     fake_bin.mkdir()

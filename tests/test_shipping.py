@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from airflow_hudi_etc import shipping
-from airflow_hudi_etc.jobs import summary_line
+from airflow_hudi_etc.spark import shipping
+from airflow_hudi_etc.spark.jobs import summary_line
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -28,7 +28,7 @@ def test_package_zip_is_the_package_and_is_cached(tmp_path, monkeypatch):
                   for p in (REPO / "airflow_hudi_etc").rglob("*.py") if "__pycache__" not in p.parts)
     with zipfile.ZipFile(z) as zf:
         assert sorted(zf.namelist()) == want
-        assert zf.read("airflow_hudi_etc/jobs.py") == (REPO / "airflow_hudi_etc" / "jobs.py").read_bytes()
+        assert zf.read("airflow_hudi_etc/spark/jobs.py") == (REPO / "airflow_hudi_etc" / "spark" / "jobs.py").read_bytes()
     assert oct(z.stat().st_mode & 0o777) == "0o644"
     mtime = z.stat().st_mtime_ns
     assert shipping.package_zip() == str(z) and z.stat().st_mtime_ns == mtime  # reused, not rebuilt
@@ -57,11 +57,11 @@ def test_package_zip_key_follows_the_content(tmp_path, monkeypatch):
     (pkg / "__pycache__").mkdir(exist_ok=True)
     (pkg / "__pycache__" / "x.pyc").write_bytes(b"junk")  # bytecode is not part of the key
     assert shipping.package_zip(cache) == a
-    (pkg / "engines.py").write_text((pkg / "engines.py").read_text() + "\n# changed\n")
+    (pkg / "spark" / "engines.py").write_text((pkg / "spark" / "engines.py").read_text() + "\n# changed\n")
     b = shipping.package_zip(cache)
     assert b != a and Path(a).is_file() and Path(b).is_file()
     with zipfile.ZipFile(b) as zf:
-        assert zf.read("airflow_hudi_etc/engines.py").endswith(b"# changed\n")
+        assert zf.read("airflow_hudi_etc/spark/engines.py").endswith(b"# changed\n")
 
 
 def test_concurrent_builds_leave_one_complete_zip(tmp_path, monkeypatch):
@@ -143,7 +143,7 @@ def test_py_files_default_opt_out_and_own(tmp_path, monkeypatch):
 
 def test_cli_command_line_of_a_cluster_job(tmp_path, monkeypatch):
     """What ``--engine spark`` hands spark-submit for a cluster master (fixed expectations)."""
-    from airflow_hudi_etc import spark_submit
+    from airflow_hudi_etc.spark import spark_submit
 
     monkeypatch.setenv("HUDI_ETC_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path / "no-conf"))
@@ -188,9 +188,9 @@ def test_earlier_attempt_seen_before_execute(tmp_path):
     """An execution that died leaves an inflight compaction: the job says it rolls it back."""
     import airflow_table as at
 
-    from airflow_hudi_etc.cli import build_parser
+    from airflow_hudi_etc.contract import build_parser
     from airflow_hudi_etc.compaction.service import schedule
-    from airflow_hudi_etc.jobs import _earlier_attempt
+    from airflow_hudi_etc.spark.jobs import _earlier_attempt
 
     table = tmp_path / "t"
     at.build(table)

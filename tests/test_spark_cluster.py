@@ -162,7 +162,7 @@ def test_job_submitted_by_hand_ships_the_package_itself(cluster, tmp_path):
     """``spark-submit spark_jobs/hudi_etc_job.py`` without ``--py-files``: the driver has the package,
     the executors get it from the driver (``addPyFile`` of the cached zip)."""
     from airflow_hudi_etc.compaction.service import schedule
-    from airflow_hudi_etc.spark_submit import job_env, spark_submit_binary
+    from airflow_hudi_etc.spark.spark_submit import job_env, spark_submit_binary
 
     table = tmp_path / "trips"
     batches = at.build(table)

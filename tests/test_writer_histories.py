@@ -99,6 +99,6 @@ def test_random_history_matches_model_slow(tmp_path, seed):
 @pytest.mark.parametrize("seed", [101, 102])
 def test_random_history_with_spark_engine(tmp_path, spark, seed):
     """The same per-file-group tasks run inside Spark (session-scoped SparkSession, local[2])."""
-    from airflow_hudi_etc.engines import SparkEngine
+    from airflow_hudi_etc.spark.engines import SparkEngine
 
     run_history(tmp_path, seed, partitioned=True, payload="overwrite-latest", engine=SparkEngine(spark), batches=4)

@@ -1,6 +1,6 @@
 """Operators that run event-time compaction jobs through ``spark-submit``.
 
-Each operator submits ``airflow_hudi_etc/jobs.py`` with the Spark provider's ``SparkSubmitHook``
+Each operator submits ``airflow_hudi_etc/spark/jobs.py`` with the Spark provider's ``SparkSubmitHook``
 (connection ``spark_default`` unless told otherwise)::
 
     spark-submit [conf ...] <jobs.py> --result-file F <hudi-etc command> <args>
@@ -37,7 +37,6 @@ Metrics go to Airflow's ``Stats`` (``hudi_etc.<metric>``, tag ``table``): after 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -59,8 +58,8 @@ if TYPE_CHECKING:
 
 
 def job_script() -> str:
-    """Path of the job file spark-submit runs (``airflow_hudi_etc/jobs.py``)."""
-    from .. import jobs
+    """Path of the job file spark-submit runs (``airflow_hudi_etc/spark/jobs.py``)."""
+    from ..spark import jobs
 
     return os.path.abspath(jobs.__file__)
 
@@ -152,9 +151,9 @@ class HudiEtcSparkJobOperator(BaseOperator):
     :param conn_id: Spark connection (master, deploy mode, ...); default ``spark_default``.
     :param conf: Spark configuration (templated), e.g. ``{"spark.executor.memory": "4g"}``.
     :param py_files: ``--py-files`` (templated). Default: a cached zip of the installed
-        ``airflow_hudi_etc`` (:func:`airflow_hudi_etc.shipping.package_zip`), so executors need not
+        ``airflow_hudi_etc`` (:func:`airflow_hudi_etc.spark.shipping.package_zip`), so executors need not
         have it; ``"none"`` ships nothing; anything else is passed as given.
-    :param application: the job file (templated); default the installed ``airflow_hudi_etc/jobs.py``.
+    :param application: the job file (templated); default the installed ``airflow_hudi_etc/spark/jobs.py``.
         Give a copy on HDFS/S3 for cluster deploy mode.
     :param env_vars: environment of spark-submit (templated; the provider maps it to the driver's
         environment on YARN/K8s).
@@ -222,31 +221,27 @@ class HudiEtcSparkJobOperator(BaseOperator):
         return os.path.join(tmp, "result.json"), tmp
 
     def _read_result(self, location: str) -> dict | None:
-        if "://" in location and not location.startswith("file://"):
-            import fsspec
+        from ..contract import read_result
 
-            fs, p = fsspec.core.url_to_fs(location, **self.hudi_hook().get_storage_options())
-            if not fs.exists(p):
-                return None
-            with fs.open(p, "r") as f:
-                text = f.read()
-            try:
-                fs.rm(p)
-            except Exception:
-                pass
-        else:
-            location = location[len("file://"):] if location.startswith("file://") else location
-            if not os.path.exists(location):
-                return None
-            with open(location) as f:
-                text = f.read()
-        return json.loads(text)
+        remote = "://" in location and not location.startswith("file://")
+        return read_result(location, self.hudi_hook().get_storage_options() if remote else None, remove=True)
+
+    def job_values(self, **resolved: Any) -> dict[str, Any]:
+        """The argument values (by name, as :data:`airflow_hudi_etc.contract.COMMANDS` defines
+        them) of this operator's command; ``resolved``: what ``execute`` worked out at run time."""
+        raise NotImplementedError
+
+    def job_argv(self, **resolved: Any) -> list[str]:
+        """``<command> <args>`` for the job, built by the contract from :meth:`job_values`."""
+        from ..contract import to_argv
+
+        return to_argv(self.command, **self.job_values(**resolved))
 
     def shipping(self, conf: dict[str, Any], kwargs: dict[str, Any]) -> tuple[dict, str | None, dict | None]:
         """(conf, py_files, env_vars) with the package zip shipped (unless ``py_files`` is given,
         or ``"none"``) and the interpreters chosen for the connection's master and deploy mode by
-        :func:`airflow_hudi_etc.shipping.submit_settings` (nothing the user set is overridden)."""
-        from ..shipping import submit_settings
+        :func:`airflow_hudi_etc.spark.shipping.submit_settings` (nothing the user set is overridden)."""
+        from ..spark.shipping import submit_settings
 
         # the connection says where Spark runs: the hook resolves it when built
         resolved = getattr(ProcessGroupSparkSubmitHook(conn_id=self.conn_id, **{
@@ -263,6 +258,8 @@ class HudiEtcSparkJobOperator(BaseOperator):
 
     def run_job(self, args: list[str], context: Context | None = None) -> dict:
         """Submit ``jobs.py --result-file F <args>``; the job's result, or its typed error."""
+        from ..contract import job_argv
+
         location, tmp = self._result_location(context)
         kwargs = {"name": f"hudi-etc-{self.command}-{self.task_id}", **self.spark_submit_kwargs}
         conf, py_files, env_vars = self.shipping(self.spark_conf(), kwargs)
@@ -270,7 +267,7 @@ class HudiEtcSparkJobOperator(BaseOperator):
             conf=conf,
             conn_id=self.conn_id,
             py_files=py_files,
-            application_args=["--result-file", location, *[str(a) for a in args]],
+            application_args=job_argv(location, args),
             env_vars=env_vars,
             **kwargs,
         )
@@ -334,6 +331,11 @@ class ScheduleEventTimeCompactionOperator(HudiEtcSparkJobOperator):
         self.exact_split = exact_split
         self.event_time_field = event_time_field
 
+    def job_values(self, *, compaction_time: str) -> dict[str, Any]:
+        return {"path": self.table_path, "data_latency": str(self.data_latency), "compaction_time": compaction_time,
+                "link_mode": self.link_mode, "exact_split": bool(self.exact_split),
+                "event_time_field": _none_if_empty(self.event_time_field)}
+
     @fail_fast
     def execute(self, context: Context) -> dict:
         from ..compaction.service import parse_duration
@@ -359,13 +361,7 @@ class ScheduleEventTimeCompactionOperator(HudiEtcSparkJobOperator):
         if pre["state"] != "ready":
             self.log.info("not scheduling: %s", pre["message"])
             return {**base, "instant": None, "reason": pre["reason"]}
-        args = ["schedule", "--path", self.table_path, "--data-latency", str(self.data_latency),
-                "--compaction-time", ct.isoformat(), "--link-mode", self.link_mode]
-        if self.exact_split:
-            args.append("--exact-split")
-        if self.event_time_field:
-            args += ["--event-time-field", self.event_time_field]
-        res = self.run_job(args, context)
+        res = self.run_job(self.job_argv(compaction_time=ct.isoformat()), context)
         if res.get("threshold_ms") not in (None, threshold_ms):
             raise AirflowException(f"the job planned threshold {res.get('threshold_ms')}, expected {threshold_ms}")
         out = {**base, **res}
@@ -431,6 +427,9 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
         self.schedule_task_id = schedule_task_id
         self.run_oldest_pending = run_oldest_pending
 
+    def job_values(self, *, instant: str) -> dict[str, Any]:
+        return {"path": self.table_path, "instant": instant}
+
     def resolve_instant(self, context: Context, hook) -> tuple[str | None, str]:
         inst = _none_if_empty(self.instant)
         if inst:
@@ -494,7 +493,7 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
             if state == "completed":  # a retry after the commit: report it, nothing to run
                 result = {**execute_locally(table.storage, instant=instant), "spark_submitted": False}
             else:
-                result = self.run_job(["execute", "--path", self.table_path, "--instant", instant], context)
+                result = self.run_job(self.job_argv(instant=instant), context)
         result["instant_source"] = source
         fresh = hook.metrics(self.table_path)
         result["freshness"] = {k: fresh.get(k) for k in (
@@ -547,6 +546,9 @@ class RollbackCompactionOperator(HudiEtcSparkJobOperator):
         self.instant = instant
         self.schedule_task_id = schedule_task_id
 
+    def job_values(self, *, instant: str) -> dict[str, Any]:
+        return {"path": self.table_path, "instant": instant}
+
     @fail_fast
     def execute(self, context: Context) -> dict:
         from ..hooks.hudi import compaction_state, pending_plans
@@ -571,7 +573,7 @@ class RollbackCompactionOperator(HudiEtcSparkJobOperator):
             return {**base, "status": "requested", "files_removed": 0}
         if state is None and not explicit:
             return {**base, "status": "nothing to roll back"}
-        return {**self.run_job(["rollback", "--path", self.table_path, "--instant", instant], context),
+        return {**self.run_job(self.job_argv(instant=instant), context),
                 "instant_source": source}
 
 
@@ -602,6 +604,10 @@ class SyncEventTimeThresholdOperator(HudiEtcSparkJobOperator):
         self.metastore_dir = metastore_dir
         self.warehouse_dir = warehouse_dir
 
+    def job_values(self) -> dict[str, Any]:
+        return {"path": self.table_path, "database": self.database, "table": self.table,
+                **{k: _none_if_empty(getattr(self, k)) for k in ("metastore_uri", "metastore_dir", "warehouse_dir")}}
+
     def spark_conf(self) -> dict[str, Any]:
         conf = super().spark_conf()
         if not _none_if_empty(self.metastore_uri) and _none_if_empty(self.metastore_dir):
@@ -615,12 +621,7 @@ class SyncEventTimeThresholdOperator(HudiEtcSparkJobOperator):
         from ..spark.catalog import catalog_names
 
         catalog_names(self.database, self.table)
-        args = ["sync-catalog", "--path", self.table_path, "--database", self.database, "--table", self.table]
-        for flag, v in (("--metastore-uri", self.metastore_uri), ("--metastore-dir", self.metastore_dir),
-                        ("--warehouse-dir", self.warehouse_dir)):
-            if _none_if_empty(v):
-                args += [flag, str(v)]
-        result = self.run_job(args, context)
+        result = self.run_job(self.job_argv(), context)
         # what the catalog holds now: the published threshold after an update (lower than the
         # previous one after reset-threshold), else the higher of the two (catalog ahead)
         catalog_ms = result.get("threshold_ms") if result.get("status") == "updated" else max(

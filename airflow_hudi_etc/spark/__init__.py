@@ -1,2 +1,7 @@
-"""The Spark side: code that imports pyspark (the catalog sync so far). ``compaction/`` imports no
-pyspark; the per-file-group kernel stays plain Python, run in-process or inside Spark tasks."""
+"""The Spark side: everything that runs or starts Spark. ``jobs`` (the spark-submit entry point,
+parsing its argv with the contract's parser), ``engines`` (``SparkEngine``), ``spark_submit`` (the
+CLI's ``--engine spark``), ``shipping`` (the package zip, interpreters, ``pack-env``) and
+``catalog`` (the catalog sync). It talks to the Airflow side only through
+:mod:`airflow_hudi_etc.contract` (argv, result file, error envelope). ``compaction/`` imports no
+pyspark and nothing from here; the per-file-group kernel stays plain Python, run in-process or
+inside Spark tasks."""

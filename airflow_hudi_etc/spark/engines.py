@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from .hudi.writer import LocalEngine
+from ..hudi.writer import LocalEngine
 
 __all__ = ["LocalEngine", "SparkEngine", "get_engine"]
 

@@ -1,7 +1,8 @@
-"""Running a job of :mod:`airflow_hudi_etc.jobs` through a real ``spark-submit`` (CLI engine spark).
+"""Running a job of :mod:`airflow_hudi_etc.spark.jobs` through a real ``spark-submit`` (CLI engine spark).
 
 The Airflow operators go through the Spark provider's SparkSubmitHook instead; this module is
-for the command line and tests. Arguments are passed as a list, never through a shell.
+for the command line and tests. Arguments are passed as a list, never through a shell; the job's
+argv and its result file are those of :mod:`airflow_hudi_etc.contract`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .hudi.errors import HudiEtcError, InvalidInputError, error_from_envelope
+from ..contract import job_argv, read_result, unwrap
+from ..hudi.errors import HudiEtcError, InvalidInputError
 from .jobs import SUMMARY_PREFIX
 from .shipping import spark_defaults, submit_settings
 
@@ -46,7 +48,7 @@ def spark_submit_binary() -> str:
 def job_env() -> dict[str, str]:
     """spark-submit's environment: ours, with this venv's ``bin`` first on PATH (the pip
     ``spark-submit`` finds SPARK_HOME with the ``python3`` on PATH). Interpreters are chosen by
-    :func:`airflow_hudi_etc.shipping.submit_settings`, per master."""
+    :func:`airflow_hudi_etc.spark.shipping.submit_settings`, per master."""
     env = dict(os.environ)
     venv_bin = str(Path(sys.executable).parent)
     env["PATH"] = venv_bin + os.pathsep + env.get("PATH", "")
@@ -89,7 +91,7 @@ def build_command(cli_argv: list[str], result_file: str, *, master: str | None =
         cmd += ["--conf", f"{k}={v}"]
     if s["py_files"]:
         cmd += ["--py-files", s["py_files"]]
-    cmd += [JOB_SCRIPT, "--result-file", result_file, *cli_argv]
+    cmd += [JOB_SCRIPT, *job_argv(result_file, cli_argv)]
     return cmd, env
 
 
@@ -102,11 +104,9 @@ def run_job(cli_argv: list[str], *, master: str | None = None, conf: dict | None
         for line in (proc.stdout or "").splitlines() + (proc.stderr or "").splitlines():
             if line.startswith(SUMMARY_PREFIX):  # the job's one human line: pass it on
                 print(line, file=sys.stderr)
-        if os.path.exists(result_file):
-            with open(result_file) as f:
-                result = json.load(f)
-            if "error" in result:
-                raise error_from_envelope(result["error"])  # the job's typed error, as if raised here
+        result = read_result(result_file)
+        if result is not None:
+            result = unwrap(result)  # the job's typed error (the error envelope), as if raised here
             if proc.returncode == 0:
                 return result
         tail = "\n".join((proc.stderr or "").splitlines()[-25:])

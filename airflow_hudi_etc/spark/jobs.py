@@ -1,15 +1,15 @@
 """Spark job entry points (what ``spark-submit`` runs).
 
-``spark-submit [spark opts] airflow_hudi_etc/jobs.py [--result-file F] <hudi-etc command> [args]``
+``spark-submit [spark opts] airflow_hudi_etc/spark/jobs.py [--result-file F] <hudi-etc command> [args]``
 
-The commands and their arguments are exactly those of the ``hudi-etc`` CLI (write, schedule,
-execute, rollback, unschedule, clean, sync-catalog, ...). The job builds the SparkSession that
-spark-submit configured, runs the CLI command with that session (per-file-group tasks go to
-Spark executors through :class:`~airflow_hudi_etc.engines.SparkEngine`), prints the result JSON
-on stdout and writes it to ``--result-file`` (a local path or any fsspec URI; spark-submit
-returns no value, so this is how the CLI and the Airflow operators get it back). Errors are
-written the same way, as ``{"error": {"code", "type", "message"}}``, with exit status 2.
-``spark_jobs/`` in the repo holds a thin script that calls :func:`main`.
+The commands and their arguments are those of :mod:`airflow_hudi_etc.contract` (the parser is
+generated from the same definitions as the CLI's and the operators' argv). The job builds the
+SparkSession that spark-submit configured, runs the CLI command with that session (per-file-group
+tasks go to Spark executors through :class:`~airflow_hudi_etc.spark.engines.SparkEngine`), prints
+the result JSON on stdout and writes it to ``--result-file`` (a local path or any fsspec URI;
+spark-submit returns no value, so this is how the CLI and the Airflow operators get it back).
+Errors are written the same way, as the error envelope ``{"error": {"code", "type", "message"}}``,
+with exit status 2. ``spark_jobs/`` in the repo holds a thin script that calls :func:`main`.
 
 Spark logs at WARN unless ``spark.log.level`` says otherwise, and the job prints one human line
 (``hudi-etc summary: ...``: the threshold, logs compacted, the read-optimized view's remaining lag,
@@ -21,28 +21,17 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 import time
 
 SUMMARY_PREFIX = "hudi-etc summary:"
 
 
 def _write_result(path: str | None, result: dict) -> None:
-    text = json.dumps(result, default=str)
-    print(text)
-    if path and "://" in path and not path.startswith("file://"):
-        import fsspec
+    from airflow_hudi_etc.contract import write_result
 
-        with fsspec.open(path, "w") as f:  # cluster deploy mode: the driver runs elsewhere
-            f.write(text)
-    elif path:
-        path = path[len("file://"):] if path.startswith("file://") else path
-        d = os.path.dirname(os.path.abspath(path))
-        os.makedirs(d, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=".result-")
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
+    if path:
+        write_result(path, result)  # cluster deploy mode: a URI, the driver runs elsewhere
+    print(json.dumps(result, default=str))
 
 
 def _spark(args):
@@ -67,7 +56,7 @@ def _ship_package(spark) -> str | None:
     by hand) to a cluster ships the package itself: the driver has it installed, the executors
     may not. Not when the submitter shipped files, opted out (``HUDI_ETC_PY_FILES=none``), or the
     executors are this machine's (``local[...]``). Returns the zip added, if any."""
-    from airflow_hudi_etc import shipping
+    from airflow_hudi_etc.spark import shipping
 
     conf = spark.sparkContext.getConf()
     if (conf.get("spark.submit.pyFiles", None) or shipping.is_local_master(conf.get("spark.master", ""))
@@ -85,11 +74,11 @@ def _earlier_attempt(args) -> bool | None:
     if args.command != "execute":
         return None
     try:
-        from airflow_hudi_etc.cli import _storage
+        from airflow_hudi_etc.contract import storage_options_from_env
         from airflow_hudi_etc.hudi.table import HudiTable
         from airflow_hudi_etc.hudi.timeline import State
 
-        pending = HudiTable.load(_storage(args)).timeline.pending_compactions
+        pending = HudiTable.load(args.path, storage_options_from_env()).timeline.pending_compactions
         instant = getattr(args, "instant", None) or (pending[0].timestamp if pending else None)
         return any(i.timestamp == instant and i.state is State.INFLIGHT for i in pending)
     except Exception:  # noqa: BLE001 - the command itself reports a bad table
@@ -145,34 +134,32 @@ def summary_line(command: str, result: dict, *, rolled_back: bool | None, second
     return f"{SUMMARY_PREFIX} " + ", ".join(parts)
 
 
-def split_argv(argv: list[str]) -> tuple[str | None, list[str]]:
-    """``[--result-file F] <command> ...`` → (F, the CLI argv)."""
-    argv = list(argv)
-    result_file = None
-    if argv and argv[0] == "--result-file":
-        result_file, argv = argv[1], argv[2:]
-    elif argv and argv[0].startswith("--result-file="):
-        result_file, argv = argv[0].split("=", 1)[1], argv[1:]
-    return result_file, argv
+def parse_job_argv(argv: list[str]):
+    """``[--result-file F] <command> <args>`` → (F, the parsed command, its argv), parsed with the
+    contract's parser (:func:`airflow_hudi_etc.contract.build_parser`, the CLI's); a bad argv
+    raises ``ArgumentError``."""
+    from airflow_hudi_etc.contract import parse, split_job_argv
+
+    result_file, cli_argv = split_job_argv([str(x) for x in argv])
+    return result_file, parse(cli_argv), cli_argv
 
 
 def main(argv: list[str] | None = None) -> int:
-    from airflow_hudi_etc.cli import build_parser
+    from airflow_hudi_etc.cli import run_command
+    from airflow_hudi_etc.contract import parse, split_job_argv
     from airflow_hudi_etc.hudi.errors import HudiEtcError, error_envelope
 
-    result_file, cli_argv = split_argv(sys.argv[1:] if argv is None else argv)
+    result_file, cli_argv = split_job_argv([str(x) for x in (sys.argv[1:] if argv is None else argv)])
     try:
-        args = build_parser().parse_args(cli_argv)
+        args = parse(cli_argv)
     except HudiEtcError as e:  # ArgumentError: reported like any other error, no JVM started
         _write_result(result_file, error_envelope(e))
         return 2
-    args.argv = cli_argv
     t0 = time.monotonic()
     spark = _spark(args)
-    args.spark_session = spark
     rolled_back = _earlier_attempt(args)
     try:
-        result = args.fn(args)
+        result = run_command(args, cli_argv, spark_session=spark)
         if isinstance(result, dict) and "engine" in vars(args):
             result.setdefault("engine", "spark")
         _write_result(result_file, result)

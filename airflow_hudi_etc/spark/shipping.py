@@ -27,7 +27,7 @@ import zipfile
 from pathlib import Path
 from typing import Mapping
 
-from .hudi.errors import HudiEtcError, InvalidInputError
+from ..hudi.errors import HudiEtcError, InvalidInputError
 
 PACKAGE = "airflow_hudi_etc"
 DIST = "airflow-hudi-etc"
@@ -56,7 +56,7 @@ def cache_dir() -> Path:
 
 def package_root() -> Path:
     """The folder of the ``airflow_hudi_etc`` package this process imported."""
-    return Path(__file__).resolve().parent
+    return Path(__file__).resolve().parents[1]
 
 
 def package_version() -> str:
