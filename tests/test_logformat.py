@@ -927,3 +927,13 @@ def test_blocks_round_trip(blocks):
         pos += len(raw)
         if all(k in lf.V6_WRITABLE_KEYS for k, _v in h + f):
             assert lf.encode_block(t, h, c, f) == raw
+
+
+def test_every_ordering_type_has_one_converter_in_union_order():
+    from airflow_hudi_etc.hudi.logformat import delete
+
+    assert tuple(delete._WRAP) == lf.ORDERING_TYPES
+    with pytest.raises(ValueError, match="does not fit ordering type 'int'"):
+        delete._wrap_ordering_value("int", 2**31)
+    with pytest.raises(ValueError, match="unknown ordering type"):
+        delete._wrap_ordering_value("uuid", "x")

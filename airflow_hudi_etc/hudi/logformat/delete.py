@@ -141,86 +141,136 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _wrap_ordering_value(kind: str, v: Any) -> Any:
-    """The raw Avro value of the wrapper's ``value`` field; ValueError when ``v`` does not fit."""
-    def bad(expected: str) -> ValueError:
-        return ValueError(f"ordering value {v!r} does not fit ordering type {kind!r} ({expected})")
+class _Misfit(ValueError):
+    """Raised by a ``_wrap_*`` converter: the value does not fit; the text says what would."""
 
-    if kind == "boolean":
-        if not isinstance(v, bool):
-            raise bad("bool")
-        return v
-    if kind in ("int", "long"):
-        lo, hi = _I32_RANGE if kind == "int" else _I64_RANGE
+
+def _wrap_boolean(v: Any) -> Any:
+    if not isinstance(v, bool):
+        raise _Misfit("bool")
+    return v
+
+
+def _wrap_integer(lo: int, hi: int):
+    def wrap(v: Any) -> Any:
         if not _is_int(v) or not lo <= v <= hi:
-            raise bad(f"int in [{lo}, {hi}]")
+            raise _Misfit(f"int in [{lo}, {hi}]")
         return v
-    if kind in ("float", "double"):
+
+    return wrap
+
+
+def _wrap_floating(single: bool):
+    def wrap(v: Any) -> Any:
         if not (_is_int(v) or isinstance(v, float)):
-            raise bad("float")
+            raise _Misfit("float")
         try:
             f = float(v)
         except OverflowError:
-            raise bad("a finite float") from None
-        if kind == "float" and _FLOAT32_MAX < abs(f) < float("inf"):
-            raise bad("a 32-bit float")
+            raise _Misfit("a finite float") from None
+        if single and _FLOAT32_MAX < abs(f) < float("inf"):
+            raise _Misfit("a 32-bit float")
         return f
-    if kind == "bytes":
-        if not isinstance(v, (bytes, bytearray, memoryview)):
-            raise bad("bytes")
-        return bytes(v)
-    if kind == "string":
-        if not isinstance(v, str):
-            raise bad("str")
-        return v
-    if kind == "date":
-        if _is_int(v):
-            days = v
-        elif isinstance(v, _dt.date) and not isinstance(v, _dt.datetime):
-            days = (v - _EPOCH_DATE).days
-        else:
-            raise bad("datetime.date or int days")
-        if not _I32_RANGE[0] <= days <= _I32_RANGE[1]:
-            raise bad("32-bit day count")
-        return days
-    if kind == "decimal":
-        if _is_int(v):
-            v = _decimal.Decimal(v)
-        if not isinstance(v, _decimal.Decimal) or not v.is_finite():
-            raise bad("finite decimal.Decimal")
-        sign, digits, exp = v.as_tuple()
-        if exp < -_DEC_SCALE:
-            raise bad(f"at most {_DEC_SCALE} digits after the point")
-        unscaled = int("".join(map(str, digits)) or "0") * 10 ** (exp + _DEC_SCALE)
-        if len(str(unscaled)) > _DEC_PRECISION:
-            raise bad(f"at most {_DEC_PRECISION} digits in total at scale {_DEC_SCALE}")
-        return _java_decimal_bytes(-unscaled if sign else unscaled)
-    if kind == "time_micros":
-        if _is_int(v):
-            micros = v
-        elif isinstance(v, _dt.time):
-            if v.tzinfo is not None:
-                raise bad("a time without a time zone")
-            micros = ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
-        else:
-            raise bad("datetime.time or int microseconds")
-        if not _I64_RANGE[0] <= micros <= _I64_RANGE[1]:
-            raise bad("64-bit microseconds")
-        return micros
-    if kind == "timestamp_micros":
-        if _is_int(v):
-            micros = v
-        elif isinstance(v, _dt.datetime):
-            if v.tzinfo is None:
-                raise bad("a timezone-aware datetime (naive ones are ambiguous)")
-            delta = v - _EPOCH
-            micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-        else:
-            raise bad("aware datetime.datetime or int microseconds")
-        if not _I64_RANGE[0] <= micros <= _I64_RANGE[1]:
-            raise bad("64-bit microseconds")
-        return micros
-    raise ValueError(f"unknown ordering type {kind!r}; one of {', '.join(ORDERING_TYPES)} or None")
+
+    return wrap
+
+
+def _wrap_bytes(v: Any) -> Any:
+    if not isinstance(v, (bytes, bytearray, memoryview)):
+        raise _Misfit("bytes")
+    return bytes(v)
+
+
+def _wrap_string(v: Any) -> Any:
+    if not isinstance(v, str):
+        raise _Misfit("str")
+    return v
+
+
+def _wrap_date(v: Any) -> Any:
+    """Days since 1970-01-01."""
+    if _is_int(v):
+        days = v
+    elif isinstance(v, _dt.date) and not isinstance(v, _dt.datetime):
+        days = (v - _EPOCH_DATE).days
+    else:
+        raise _Misfit("datetime.date or int days")
+    if not _I32_RANGE[0] <= days <= _I32_RANGE[1]:
+        raise _Misfit("32-bit day count")
+    return days
+
+
+def _wrap_decimal(v: Any) -> Any:
+    """The unscaled value at scale 15 as Java's ``BigInteger.toByteArray`` bytes."""
+    if _is_int(v):
+        v = _decimal.Decimal(v)
+    if not isinstance(v, _decimal.Decimal) or not v.is_finite():
+        raise _Misfit("finite decimal.Decimal")
+    sign, digits, exp = v.as_tuple()
+    if exp < -_DEC_SCALE:
+        raise _Misfit(f"at most {_DEC_SCALE} digits after the point")
+    unscaled = int("".join(map(str, digits)) or "0") * 10 ** (exp + _DEC_SCALE)
+    if len(str(unscaled)) > _DEC_PRECISION:
+        raise _Misfit(f"at most {_DEC_PRECISION} digits in total at scale {_DEC_SCALE}")
+    return _java_decimal_bytes(-unscaled if sign else unscaled)
+
+
+def _wrap_time_micros(v: Any) -> Any:
+    """Microseconds after midnight."""
+    if _is_int(v):
+        micros = v
+    elif isinstance(v, _dt.time):
+        if v.tzinfo is not None:
+            raise _Misfit("a time without a time zone")
+        micros = ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
+    else:
+        raise _Misfit("datetime.time or int microseconds")
+    if not _I64_RANGE[0] <= micros <= _I64_RANGE[1]:
+        raise _Misfit("64-bit microseconds")
+    return micros
+
+
+def _wrap_timestamp_micros(v: Any) -> Any:
+    """Microseconds since the epoch (UTC)."""
+    if _is_int(v):
+        micros = v
+    elif isinstance(v, _dt.datetime):
+        if v.tzinfo is None:
+            raise _Misfit("a timezone-aware datetime (naive ones are ambiguous)")
+        delta = v - _EPOCH
+        micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    else:
+        raise _Misfit("aware datetime.datetime or int microseconds")
+    if not _I64_RANGE[0] <= micros <= _I64_RANGE[1]:
+        raise _Misfit("64-bit microseconds")
+    return micros
+
+
+#: ordering type -> converter of a Python value to the raw Avro value of its wrapper's ``value``
+_WRAP = {
+    "boolean": _wrap_boolean,
+    "int": _wrap_integer(*_I32_RANGE),
+    "long": _wrap_integer(*_I64_RANGE),
+    "float": _wrap_floating(True),
+    "double": _wrap_floating(False),
+    "bytes": _wrap_bytes,
+    "string": _wrap_string,
+    "date": _wrap_date,
+    "decimal": _wrap_decimal,
+    "time_micros": _wrap_time_micros,
+    "timestamp_micros": _wrap_timestamp_micros,
+}
+
+
+def _wrap_ordering_value(kind: str, v: Any) -> Any:
+    """The raw Avro value of the wrapper's ``value`` field; ValueError when ``v`` does not fit."""
+    wrap = _WRAP.get(kind)
+    if wrap is None:
+        raise ValueError(f"unknown ordering type {kind!r}; one of {', '.join(ORDERING_TYPES)} or None")
+    try:
+        return wrap(v)
+    except _Misfit as e:
+        raise ValueError(f"ordering value {v!r} does not fit ordering type {kind!r} ({e})") from None
 
 
 def _unwrap_ordering_value(kind: str, raw: Any) -> Any:
