@@ -21,6 +21,7 @@ import pytest
 
 from airflow_hudi_etc.hudi import avro_arrow as aa
 from airflow_hudi_etc.hudi import logformat as lf
+from airflow_hudi_etc.hudi.logformat.avro_data import _avro_block_header
 from airflow_hudi_etc.hudi.errors import CorruptLogBlockError
 from test_logformat import random_schema_and_records
 
@@ -44,7 +45,7 @@ def reference(content: bytes, schema_json: str, arrow_schema: pa.Schema):
 
 
 def columnwise(content: bytes, schema_json: str):
-    count = lf._avro_block_header(content)
+    count = _avro_block_header(content)
     return aa.decode_avro_content(content, count, schema_json)
 
 

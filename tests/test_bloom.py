@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from airflow_hudi_etc.hudi import bloom
+from airflow_hudi_etc.hudi.bloom import hashing, hashing_fast
 from airflow_hudi_etc.hudi.bloom import (
     BLOOM_FILTER_FOOTER_KEY,
     BLOOM_FILTER_TYPE_CODE_FOOTER_KEY,
@@ -185,7 +186,7 @@ def test_reserialize_java_filter_is_byte_exact(fixture_files, zip_rel):
 @pytest.mark.parametrize("path", ["scalar", "numpy"])
 def test_fresh_filter_with_fixture_keys_reproduces_java_string(fixture_files, zip_rel, path, monkeypatch):
     # force the pure-Python hash or the vectorized one (the fixtures have few keys per file)
-    monkeypatch.setattr(bloom, "_SCALAR_LIMIT", 10**9 if path == "scalar" else 0)
+    monkeypatch.setattr(hashing_fast, "_SCALAR_LIMIT", 10**9 if path == "scalar" else 0)
     for bf in _files(fixture_files, zip_rel):
         fresh = create_bloom_filter()  # Hudi defaults: DYNAMIC_V0, 60000, 1e-9, max 100000
         fresh.add_all(bf.keys)
@@ -410,9 +411,9 @@ from hypothesis import strategies as st  # noqa: E402
     nb_hash=st.integers(min_value=1, max_value=8),
 )
 def test_vectorized_positions_equal_scalar(keys, hash_type, vector_size, nb_hash):
-    scalar = [bloom._positions_scalar(k, nb_hash, vector_size, hash_type) for k in keys]
+    scalar = [hashing.positions_reference(k, nb_hash, vector_size, hash_type) for k in keys]
     got = [None] * len(keys)
-    for idx, pos in bloom._iter_positions(keys, nb_hash, vector_size, hash_type):
+    for idx, pos in hashing_fast.iter_positions_fast(keys, nb_hash, vector_size, hash_type):
         ids = range(len(keys))[idx] if isinstance(idx, slice) else idx.tolist()
         for i, row in zip(ids, pos.tolist()):
             got[i] = row

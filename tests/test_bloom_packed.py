@@ -7,6 +7,10 @@ import random
 import pytest
 
 from airflow_hudi_etc.hudi import bloom
+from airflow_hudi_etc.hudi.bloom import filters
+from airflow_hudi_etc.hudi.bloom.hashing import encode_keys
+from airflow_hudi_etc.hudi.bloom.hashing_fast import PackedKeys, iter_positions_fast, iter_positions_packed_fast, pack_keys_fast
+from airflow_hudi_etc.hudi.errors import InvalidInputError
 
 
 def _keys(rng, n):
@@ -32,19 +36,19 @@ def test_packed_matches_per_key(monkeypatch, type_code):
     a, b = make(), make()
     a.add_all(sliced)
     with monkeypatch.context() as m:
-        m.setattr(bloom, "_pack_keys", bloom._encode_keys)
+        m.setattr(filters, "pack_keys_fast", encode_keys)
         b.add_all(sliced)
         expect = b.might_contain_many(keys[:5000])
     assert a.might_contain_many(keys[:5000]) == expect
     assert a.serialize() == b.serialize()
-    assert isinstance(bloom._pack_keys(sliced), bloom._PackedKeys)
+    assert isinstance(pack_keys_fast(sliced), PackedKeys)
 
 
 @pytest.mark.parametrize("hash_type", [bloom.MURMUR_HASH, bloom.JENKINS_HASH])
 def test_packed_positions_match(hash_type):
     keys = _keys(random.Random(5), 70_000)[1:]
-    ref = list(bloom._iter_positions(bloom._encode_keys(keys), 7, 100_003, hash_type))
-    got = list(bloom._iter_positions_packed(bloom._pack_keys(keys), 7, 100_003, hash_type))
+    ref = list(iter_positions_fast(encode_keys(keys), 7, 100_003, hash_type))
+    got = list(iter_positions_packed_fast(pack_keys_fast(keys), 7, 100_003, hash_type))
     assert len(ref) == len(got)
     for (i1, p1), (i2, p2) in zip(ref, got):
         assert str(i1) == str(i2) if isinstance(i1, slice) else (i1 == i2).all()
@@ -52,9 +56,9 @@ def test_packed_positions_match(hash_type):
 
 
 def test_packed_falls_back_and_rejects_like_per_key():
-    assert isinstance(bloom._pack_keys(["a\ud800b"] * 20), list)  # lone surrogate: 'replace' encoding
-    with pytest.raises(bloom.InvalidInputError):
-        bloom._pack_keys(["a"] * 20 + [""])
-    with pytest.raises(bloom.InvalidInputError):
-        bloom._pack_keys(["a"] * 20 + [None])
-    assert bloom._pack_keys([b"ab"] * 20) == [b"ab"] * 20
+    assert isinstance(pack_keys_fast(["a\ud800b"] * 20), list)  # lone surrogate: 'replace' encoding
+    with pytest.raises(InvalidInputError):
+        pack_keys_fast(["a"] * 20 + [""])
+    with pytest.raises(InvalidInputError):
+        pack_keys_fast(["a"] * 20 + [None])
+    assert pack_keys_fast([b"ab"] * 20) == [b"ab"] * 20

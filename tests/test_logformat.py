@@ -24,6 +24,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from airflow_hudi_etc.hudi import logformat as lf
+from airflow_hudi_etc.hudi.logformat.avro_data import _parsed_schema, decode_avro_records_reference
+from airflow_hudi_etc.hudi.logformat.avro_fast import fast_decoder
 from airflow_hudi_etc.hudi.errors import (
     CorruptLogBlockError,
     HudiEtcError,
@@ -199,7 +201,7 @@ def test_avro_block_matches_the_hexdump_and_re_encodes(trips_log):
     assert lf.encode_avro_records(json.loads(b.schema_json), [rec]) == b.content  # dict schema too
     assert lf.encode_data_block(b.instant_time, b.schema_json, [rec]) == data  # same header order as Java
     # the generated decoder handles this schema (no silent fallback) and agrees with fastavro
-    assert lf._fast_decoder(b.schema_json) is not None and not lf._fast_decoder(b.schema_json).zero_size_arrays
+    assert fast_decoder(b.schema_json) is not None and not fast_decoder(b.schema_json).zero_size_arrays
     reference = fastavro.schemaless_reader(io.BytesIO(b.content[12:]), json.loads(b.schema_json))
     assert reference == rec
 
@@ -751,9 +753,9 @@ def test_generated_avro_decoder_equals_fastavro(seed):
     schema, records = random_schema_and_records(rng, max_fields=12)
     sj = json.dumps(schema)
     content = lf.encode_avro_records(sj, records)
-    fast = lf._fast_decoder(sj)
+    fast = fast_decoder(sj)
     assert fast is not None
-    reference = lf._decode_avro_with_fastavro(content, len(records), lf._parsed_schema(sj), None)
+    reference = decode_avro_records_reference(content, len(records), _parsed_schema(sj), None)
     # repr: the same types too (True is not 1), and NaN from damaged doubles compares equal
     assert repr(lf.decode_avro_records(content, sj)) == repr(reference)
     assert lf.encode_avro_records(sj, reference) == content
@@ -769,7 +771,7 @@ def test_generated_avro_decoder_equals_fastavro(seed):
                 pass
             continue
         try:
-            expected = lf._decode_avro_with_fastavro(bad, len(records), lf._parsed_schema(sj), None)
+            expected = decode_avro_records_reference(bad, len(records), _parsed_schema(sj), None)
         except CorruptLogBlockError:
             with pytest.raises(CorruptLogBlockError):
                 lf.decode_avro_records(bad, sj)
@@ -815,7 +817,7 @@ def test_recursive_schema_and_large_varints():
         {"name": "v", "type": "long"}, {"name": "next", "type": ["null", "Node"]}]}
     recs = [{"v": v, "next": {"v": ~v, "next": None}} for v in (0, 1, -1, 2**63 - 1, -(2**63), 2**35)]
     content = lf.encode_avro_records(schema, recs)
-    assert lf._fast_decoder(json.dumps(schema, separators=(",", ":"))) is not None
+    assert fast_decoder(json.dumps(schema, separators=(",", ":"))) is not None
     assert lf.decode_avro_records(content, schema) == recs
 
 
@@ -925,3 +927,13 @@ def test_blocks_round_trip(blocks):
         pos += len(raw)
         if all(k in lf.V6_WRITABLE_KEYS for k, _v in h + f):
             assert lf.encode_block(t, h, c, f) == raw
+
+
+def test_every_ordering_type_has_one_converter_in_union_order():
+    from airflow_hudi_etc.hudi.logformat import delete
+
+    assert tuple(delete._WRAP) == lf.ORDERING_TYPES
+    with pytest.raises(ValueError, match="does not fit ordering type 'int'"):
+        delete._wrap_ordering_value("int", 2**31)
+    with pytest.raises(ValueError, match="unknown ordering type"):
+        delete._wrap_ordering_value("uuid", "x")

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import io
+import json
 import random
 
+import fastavro
+
+from airflow_hudi_etc.hudi import avro_models as am
+from airflow_hudi_etc.hudi import plan as plan_mod
 from airflow_hudi_etc.hudi.plan import CompactionPlan, LinkOp, Operation
 
 
@@ -62,3 +68,17 @@ def test_values_of_other_types_get_fastavros_verdict():
         except Exception as e:  # noqa: BLE001
             got = type(e)
         assert got == want, op
+
+
+def test_plan_file_uses_the_one_compaction_plan_schema():
+    """plan.py has no schema of its own: its files embed avro_models.COMPACTION_PLAN and read back
+    with it as the reader schema (the 1.x field missingSchedulePartitions written as null)."""
+    assert plan_mod.COMPACTION_PLAN is am.COMPACTION_PLAN
+    op = Operation("p=1", "f1", "20250101000000000", None, (".f1_20250101000000000.log.1_0-1-0",), (), {"x": 1.0})
+    data = CompactionPlan("20250102000000000", (op,), {"k": "v"}).to_bytes()
+    embedded = json.loads(fastavro.reader(io.BytesIO(data)).metadata["avro.schema"])
+    assert [f["name"] for f in embedded["fields"]] == [
+        "operations", "extraMetadata", "version", "strategy", "preserveHoodieMetadata", "missingSchedulePartitions"]
+    rec = am.read_avro_metadata(data, am.COMPACTION_PLAN)
+    assert rec["missingSchedulePartitions"] is None and rec["version"] == 2 and rec["preserveHoodieMetadata"] is True
+    assert rec["operations"][0]["deltaFilePaths"] == [".f1_20250101000000000.log.1_0-1-0"]

@@ -16,7 +16,7 @@ from functools import cached_property
 from operator import attrgetter
 from typing import Iterable
 
-from .logformat import _LOG_FILE_RE, parse_log_file_name, log_file_sort_key
+from .logformat.names import _LOG_FILE_RE, parse_log_file_name, log_file_sort_key
 from .storage import FileInfo, Storage
 from .timeline import META_DIR, Timeline
 

@@ -2,7 +2,8 @@
 
 Stock Hudi readers parse it with their own schema: our extra field ``linkOperations`` on each
 operation has a default, and Avro resolution drops writer fields the reader does not know.
-Plan version 2 stores bare file names (shared/hudi-format.md §4, §7, pitfall 12).
+Plan version 2 stores bare file names (shared/hudi-format.md §4, §7, pitfall 12). The schema is
+:data:`.avro_models.COMPACTION_PLAN` (the one definition); this module encodes it directly.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 
 import fastavro
 
-from .avro_models import read_avro_metadata
+from .avro_models import COMPACTION_PLAN, read_avro_metadata
 from .errors import InvalidTimelineError, UnsafePathError
 from .fsview import parse_base_file_name
 from .logformat import parse_log_file_name
@@ -22,64 +23,6 @@ from .storage import safe_filename, safe_relpath
 
 _FILE_ID = re.compile(r"[A-Za-z0-9-]+")
 
-NS = "org.apache.hudi.avro.model"
-_S = {"type": "string", "avro.java.string": "String"}
-_OPT_S = ["null", _S]
-
-LINK_OPERATION = {
-    "type": "record",
-    "name": "HoodieEtcLinkOperation",
-    "namespace": NS,
-    "fields": [
-        {"name": "link", "type": _OPT_S, "default": None},
-        {"name": "target", "type": _OPT_S, "default": None},
-    ],
-}
-COMPACTION_OPERATION = {
-    "type": "record",
-    "name": "HoodieCompactionOperation",
-    "namespace": NS,
-    "fields": [
-        {"name": "baseInstantTime", "type": _OPT_S},
-        {"name": "deltaFilePaths", "type": ["null", {"type": "array", "items": _S}], "default": None},
-        {"name": "dataFilePath", "type": _OPT_S, "default": None},
-        {"name": "fileId", "type": _OPT_S},
-        {"name": "partitionPath", "type": _OPT_S, "default": None},
-        {"name": "metrics", "type": ["null", {"type": "map", "values": "double", "avro.java.string": "String"}], "default": None},
-        {"name": "bootstrapFilePath", "type": _OPT_S, "default": None},
-        {"name": "linkOperations", "type": ["null", {"type": "array", "items": LINK_OPERATION}], "default": None},
-    ],
-}
-COMPACTION_PLAN = fastavro.parse_schema(
-    {
-        "type": "record",
-        "name": "HoodieCompactionPlan",
-        "namespace": NS,
-        "fields": [
-            {"name": "operations", "type": ["null", {"type": "array", "items": COMPACTION_OPERATION}], "default": None},
-            {"name": "extraMetadata", "type": ["null", {"type": "map", "values": _S, "avro.java.string": "String"}], "default": None},
-            {"name": "version", "type": ["int", "null"], "default": 1},
-            {
-                "name": "strategy",
-                "type": [
-                    "null",
-                    {
-                        "type": "record",
-                        "name": "HoodieCompactionStrategy",
-                        "namespace": NS,
-                        "fields": [
-                            {"name": "compactorClassName", "type": _OPT_S, "default": None},
-                            {"name": "strategyParams", "type": ["null", {"type": "map", "values": _S}], "default": None},
-                            {"name": "version", "type": ["int", "null"], "default": 1},
-                        ],
-                    },
-                ],
-                "default": None,
-            },
-            {"name": "preserveHoodieMetadata", "type": ["boolean", "null"], "default": False},
-        ],
-    }
-)
 _SYNC = b"hudi-etc-plan-v1"  # a fixed sync marker: the same plan always has the same bytes
 
 
@@ -149,7 +92,8 @@ def _opt_str(v) -> bytes:
 
 
 def _encode_plan(operations, extra: dict) -> bytes:
-    """The datum of :data:`COMPACTION_PLAN` for version 2, no strategy, preserveHoodieMetadata.
+    """The datum of :data:`COMPACTION_PLAN` for version 2, no strategy, preserveHoodieMetadata,
+    no missingSchedulePartitions.
 
     One pass over the operations appending byte strings to one list; a string is its UTF-8 bytes
     after their length (a ``long``), taken from a table below 8192 bytes; the encodings of values
@@ -222,6 +166,7 @@ def _encode_plan(operations, extra: dict) -> bytes:
     add(b"\x00\x04")  # version: the int branch, 2
     add(b"\x00")  # strategy: null
     add(b"\x00\x01")  # preserveHoodieMetadata: the boolean branch, true
+    add(b"\x00")  # missingSchedulePartitions: null
     return b"".join(parts)
 
 
@@ -270,7 +215,7 @@ class CompactionPlan:
             for o in self.operations
         ]
         rec = {"operations": ops, "extraMetadata": {k: str(v) for k, v in self.extra.items()}, "version": 2,
-               "strategy": None, "preserveHoodieMetadata": True}
+               "strategy": None, "preserveHoodieMetadata": True, "missingSchedulePartitions": None}
         buf = io.BytesIO()
         fastavro.writer(buf, COMPACTION_PLAN, [rec], codec="null", sync_marker=_SYNC)
         return buf.getvalue()
