@@ -104,3 +104,14 @@ def reschedules(dr, task_id: str) -> int:
         return (s.query(TaskReschedule).join(TaskInstance, TaskReschedule.ti_id == TaskInstance.id)
                 .filter(TaskInstance.dag_id == dr.dag_id, TaskInstance.run_id == dr.run_id,
                         TaskInstance.task_id == task_id).count())
+
+
+def asset_events(uri: str) -> list[dict]:
+    """The extras of the asset events on ``uri``, oldest first."""
+    from airflow.models.asset import AssetEvent, AssetModel
+    from airflow.utils.session import create_session
+
+    with create_session() as s:
+        rows = (s.query(AssetEvent).join(AssetModel, AssetEvent.asset_id == AssetModel.id)
+                .filter(AssetModel.uri == uri).order_by(AssetEvent.id).all())
+        return [dict(r.extra or {}) for r in rows]

@@ -1,6 +1,6 @@
 """One compaction life cycle, shared by the crash-point sweep and the concurrency tests.
 
-A seeded random history (test_writer_histories), then:
+A seeded random history (tests/batches.py), then:
 
 * ``w1``: a batch of late updates (event times on both sides of the threshold) and inserts;
 * ``schedule``: threshold = T0 + 3h (compaction time T0 + 4h, data latency 1h);
@@ -27,14 +27,9 @@ import pyarrow.parquet as pq
 
 from airflow_hudi_etc.compaction.validate import validate
 from model import random_history
-from test_compaction import (
-    assert_updates_after_compaction_find_their_file_group,
-    check_ro_guarantee,
-    expected_exact_ro,
-    iso,
-    snapshot_by_key,
-)
-from test_writer_histories import DATA_COLS, _batch, run_history
+from batches import DATA_COLS, batch, run_history
+from compaction_checks import assert_updates_after_compaction_find_their_file_group, check_ro_guarantee, expected_exact_ro
+from reading import iso, snapshot_by_key
 
 T0 = 1_700_000_000_000
 H = 3_600_000
@@ -80,7 +75,7 @@ class Scenario:
 
     def batch_file(self, rows: list[dict], name: str) -> Path:
         f = self.path.parent / f"{name}.parquet"
-        pq.write_table(_batch(rows), f)
+        pq.write_table(batch(rows), f)
         return f
 
     def applied(self, rows: list[dict], *, before_plan: bool) -> None:

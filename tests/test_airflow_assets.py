@@ -17,6 +17,7 @@ import pendulum
 import pytest
 
 import airflow_table as at
+from airflow_env import asset_events
 from airflow_hudi_etc.assets import asset_uri, table_asset, table_path_of
 from airflow_hudi_etc.compaction.service import execute, schedule
 from airflow_hudi_etc.triggers.event_time import EventTimeThresholdTrigger
@@ -174,16 +175,6 @@ def test_triggers_import_nothing_heavy_on_the_event_loop(table):
 
 
 # ------------------------------------------------------------------------------ DAG runs (no JVM)
-def asset_events(uri: str) -> list[dict]:
-    from airflow.models.asset import AssetEvent, AssetModel
-    from airflow.utils.session import create_session
-
-    with create_session() as s:
-        rows = (s.query(AssetEvent).join(AssetModel, AssetEvent.asset_id == AssetModel.id)
-                .filter(AssetModel.uri == uri).order_by(AssetEvent.id).all())
-        return [dict(r.extra or {}) for r in rows]
-
-
 def test_completed_compaction_emits_an_asset_event_the_consumer_dag_reads(table):
     """A compaction committed by an earlier try: the execute task (no Spark needed) emits the
     asset event with the threshold, on the table's asset and through the example's alias; the

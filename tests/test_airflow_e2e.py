@@ -28,7 +28,7 @@ import pytest
 import airflow_table as at
 from airflow_hudi_etc.assets import asset_uri
 from oracle import hudi_rs_read
-from test_airflow_assets import asset_events
+from airflow_env import asset_events
 
 DAY = pendulum.datetime(2026, 1, 2, tz="UTC")
 DATA = ["trip_id", "region", "fare", "event_time", "updated_at"]

@@ -22,7 +22,7 @@ import pytest
 from airflow_hudi_etc.hudi import avro_arrow as aa
 from airflow_hudi_etc.hudi import logformat as lf
 from airflow_hudi_etc.hudi.errors import CorruptLogBlockError
-from test_logformat import random_schema_and_records
+from random_avro import random_schema_and_records
 
 UTC = dt.timezone.utc
 

@@ -7,36 +7,11 @@ import os
 import pytest
 
 from airflow_hudi_etc.compaction.clean import clean
-from airflow_hudi_etc.compaction.service import execute, schedule
 from airflow_hudi_etc.hudi import avro_models as am
 from airflow_hudi_etc.hudi.errors import InvalidInputError
-from test_compaction import iso, snapshot_by_key
-from test_writer_histories import DATA_COLS, _batch, run_history
-
-T0 = 1_700_000_000_000
-H = 3_600_000
-
-
-def two_compactions(tmp_path, seed, link_mode):
-    """A history, a partial compaction, two more batches, a second partial compaction."""
-    path, model = run_history(tmp_path, seed, partitioned=False, batches=6, monotone=True)
-    r1 = schedule(str(path), data_latency="1h", compaction_time=iso(T0 + 3 * H), link_mode=link_mode)
-    assert r1.instant, r1.reason
-    execute(str(path))
-    rows = [{"key": f"k{i:05d}", "ts": 50_000 + i, "event_time": T0 + (i % 7) * H, "value": float(i),
-             "note": "late", "region": "a"} for i in range(0, 40, 3)]
-    write_batch_and_model(path, model, rows)
-    r2 = schedule(str(path), data_latency="1h", compaction_time=iso(T0 + 5 * H), link_mode=link_mode)
-    assert r2.instant, r2.reason
-    execute(str(path))
-    return path, model
-
-
-def write_batch_and_model(path, model, rows):
-    from airflow_hudi_etc.hudi.writer import write_batch
-
-    write_batch(str(path), _batch(rows))
-    model.upsert(rows, "key")
+from batches import DATA_COLS, run_history
+from compacted_histories import two_compactions
+from reading import snapshot_by_key
 
 
 def files(path):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import datetime as dt
 import os
 
 import pyarrow as pa
@@ -16,70 +14,10 @@ from airflow_hudi_etc.hudi.table import HudiTable
 from airflow_hudi_etc.hudi.writer import write_batch
 from model import random_history
 from oracle import hudi_rs_read
-from test_writer_histories import DATA_COLS, _batch, run_history
-
-
-def snapshot_by_key(path, ro=False):
-    t = hudi_rs_read(path, read_optimized=ro)
-    return {r["key"]: {c: r[c] for c in DATA_COLS} for r in t.to_pylist()} if t.num_rows else {}
-
-
-def iso(ms):
-    return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).isoformat()
-
-
-@contextlib.contextmanager
-def second_task_fails():
-    """The executor dies on the second compaction task (an in-process stand-in for a lost executor)."""
-    import airflow_hudi_etc.compaction.service as svc
-
-    real, calls = svc.compact_task, []
-
-    def dying(task):
-        calls.append(task)
-        if len(calls) > 1:
-            raise OSError("executor lost (injected)")
-        return real(task)
-
-    svc.compact_task = dying
-    try:
-        yield
-    finally:
-        svc.compact_task = real
-
-
-def batch_winners(rows):
-    """The row of each key that won the in-batch de-duplication (the only one written)."""
-    won = {}
-    for r in rows:
-        if r["key"] not in won or r["ts"] >= won[r["key"]]["ts"]:
-            won[r["key"]] = r
-    return won.values()
-
-
-def check_ro_guarantee(path, history, threshold_ms, snap):
-    """RO holds, for every key, a version at least as new as its last update with event time ≤ threshold.
-
-    ``snap``: the snapshot when the plan was made (keys deleted by then are not expected).
-    """
-    ro = snapshot_by_key(path, ro=True)
-    last_ok = {}
-    for op, rows in history:
-        if op != "upsert":  # a later delete (no event time: compacted eagerly) removes the key from RO
-            for r in rows:
-                last_ok.pop(r["key"], None)
-            continue
-        for r in batch_winners(rows):
-            if r["event_time"] <= threshold_ms:
-                cur = last_ok.get(r["key"])
-                if cur is None or r["ts"] >= cur["ts"]:
-                    last_ok[r["key"]] = r
-    for k, r in last_ok.items():
-        if k not in snap:
-            continue  # deleted since
-        assert k in ro, f"{k} (event time {r['event_time']} <= threshold) missing from RO"
-        assert ro[k]["ts"] >= r["ts"], f"{k}: RO has ts {ro[k]['ts']}, needs >= {r['ts']}"
-
+from batches import DATA_COLS, batch, run_history
+from compaction_checks import assert_updates_after_compaction_find_their_file_group, check_ro_guarantee, expected_exact_ro
+from faults import second_task_fails
+from reading import iso, snapshot_by_key
 
 SLOW = pytest.mark.slow
 
@@ -110,7 +48,7 @@ def test_partial_compaction_keeps_snapshot_and_guarantees_ro(tmp_path, seed, mon
     # a write while the plan is pending lands in slice C after the reserved link versions
     extra = [{"key": "k00000", "ts": 10_000, "event_time": t0, "value": -1.0, "note": "during-plan",
               "region": "a"}]
-    write_batch(str(path), _batch(extra))
+    write_batch(str(path), batch(extra))
     model.upsert(extra, "key")  # (not in `history`: the guarantee covers what was written before the plan)
     out = execute(str(path))
     assert out["status"] == "completed" and out["threshold_ms"] == threshold
@@ -124,19 +62,6 @@ def test_partial_compaction_keeps_snapshot_and_guarantees_ro(tmp_path, seed, mon
     links = [p for p in path.rglob(".*.log.*") if p.is_symlink()]
     assert (len(links) > 0) == (link_mode == "symlink" and out["logs_remaining"] > 0)
     assert_updates_after_compaction_find_their_file_group(path, model)
-
-
-def assert_updates_after_compaction_find_their_file_group(path, model):
-    """Every live key updated after the compaction: no duplicate may appear (bloom tagging sees it)."""
-    snap = model.snapshot()
-    rows = [{**{c: v[c] for c in DATA_COLS}, "ts": v["ts"] + 1_000_000, "note": "after"} for v in snap.values()]
-    if rows:
-        write_batch(str(path), _batch(rows))
-        model.upsert(rows, "key")
-    t = hudi_rs_read(path)
-    keys = t.column("key").to_pylist() if t.num_rows else []
-    assert len(keys) == len(set(keys)), "duplicate keys after an update following the compaction"
-    assert snapshot_by_key(path) == {k: {c: v[c] for c in DATA_COLS} for k, v in model.snapshot().items()}
 
 
 def test_trigger_refusals(tmp_path):
@@ -183,21 +108,6 @@ def test_rollback_and_unschedule_restore_the_snapshot(tmp_path):
     assert snapshot_by_key(path) == before
     assert execute(str(path), instant=res.instant)["status"] == "completed"
     assert snapshot_by_key(path) == before
-
-
-def expected_exact_ro(history, threshold_ms):
-    """Hand model of RO after an exact-split compaction of every slice: per key, the latest
-    version with event time ≤ threshold, unless a later delete removed the key."""
-    ro = {}
-    for op, rows in history:
-        if op != "upsert":
-            for r in rows:
-                ro.pop(r["key"], None)
-            continue
-        for r in batch_winners(rows):
-            if r["event_time"] <= threshold_ms and (r["key"] not in ro or r["ts"] >= ro[r["key"]]["ts"]):
-                ro[r["key"]] = r
-    return {k: {c: r[c] for c in DATA_COLS} for k, r in ro.items()}
 
 
 @pytest.mark.parametrize("seed", [*range(12), *(pytest.param(s, marks=SLOW) for s in range(12, 62))])
@@ -269,7 +179,7 @@ def test_incremental_and_time_travel_do_not_count_carried_over_records(tmp_path,
     ours = HudiTable.load(str(path)).read_incremental(first_write, res.instant)
     assert sorted(ours.column("key").to_pylist()) == sorted(keys)
     # a write after the compaction is the only change in the next incremental window
-    write_batch(str(path), _batch([{"key": "k00001", "ts": 99_999, "event_time": t0, "value": 1.5, "note": "n",
+    write_batch(str(path), batch([{"key": "k00001", "ts": 99_999, "event_time": t0, "value": 1.5, "note": "n",
                                     "region": model.snapshot().get("k00001", {}).get("region", "a")}]))
     after = HudiTable.load(str(path)).timeline.last_completed_write.timestamp
     inc = hudi_rs_read(path, start=res.instant, end=after)

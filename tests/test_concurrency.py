@@ -40,7 +40,7 @@ from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.timeline import Timeline
 from airflow_hudi_etc.hudi.writer import LocalEngine, write_batch
 from scenario import COMPACTION_TIME, H, LATENCY, PARTS, REPO, T0, assert_snapshot, build, cli, clone, judge, region
-from test_writer_histories import _batch
+from batches import batch as _batch
 
 SLOW = pytest.mark.slow
 

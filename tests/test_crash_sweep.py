@@ -34,7 +34,7 @@ from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.timeline import AUX_DIR, Timeline
 from airflow_hudi_etc.hudi.writer import write_batch
 from scenario import COMPACTION_TIME, LATENCY, REPO, assert_snapshot, build, cli, clone, judge
-from test_writer_histories import _batch
+from batches import batch
 
 SLOW = pytest.mark.slow
 
@@ -129,16 +129,16 @@ def write_with_crash(sc, rows, name, point, nth, recovery, *, before_plan):
         assert out["status"] == "rolled back" and out["action"] == "deltacommit"
         assert not pending(sc.path, "deltacommit")
         assert_snapshot(sc)
-        res = write_batch(str(sc.path), _batch(rows))
+        res = write_batch(str(sc.path), batch(rows))
         assert res.rolled_back == ()
     else:
-        res = write_batch(str(sc.path), _batch(rows))  # the retry: rolls the dead one back first
+        res = write_batch(str(sc.path), batch(rows))  # the retry: rolls the dead one back first
         assert res.rolled_back == (dead,)
     sc.applied(rows, before_plan=before_plan)
 
 
 def do_write(sc, rows, *, before_plan):
-    write_batch(str(sc.path), _batch(rows))
+    write_batch(str(sc.path), batch(rows))
     sc.applied(rows, before_plan=before_plan)
 
 

@@ -15,7 +15,7 @@ from airflow_hudi_etc.compaction.validate import validate
 from airflow_hudi_etc.hudi.table import HudiTable
 from airflow_hudi_etc.hudi.writer import init_table, write_batch
 from oracle import hudi_rs_read
-from test_writer_histories import _batch
+from batches import batch
 
 T0 = 1_700_000_000_000
 H = 3_600_000
@@ -37,7 +37,7 @@ def table(tmp_path, payload="overwrite-latest"):
 
 
 def write(path, *rows):
-    write_batch(str(path), _batch(list(rows)))
+    write_batch(str(path), batch(list(rows)))
 
 
 def compact(path, threshold_h, *, exact, link_mode="copy"):

@@ -55,7 +55,7 @@ from airflow_hudi_etc.hudi.timeline import iter_write_stats, load_commit_metadat
 from airflow_hudi_etc.hudi.writer import write_batch
 from scenario import COMPACTION_TIME, LATENCY, REPO, build
 from tests_digest import tree_digest
-from test_writer_histories import _batch
+from batches import batch
 
 SLOW = pytest.mark.slow
 BUDGET_S = 20  # per case; a normal case takes milliseconds
@@ -102,9 +102,9 @@ def corpus(tmp_path_factory):
     exact-split plan on a copy of it, and the raw bytes of its files."""
     sc = build(tmp_path_factory.mktemp("fz"), 4, exact=False, link_mode="symlink")
     rows = sc.w1_rows()
-    write_batch(str(sc.path), _batch(rows))
+    write_batch(str(sc.path), batch(rows))
     res = schedule(str(sc.path), data_latency=LATENCY, compaction_time=COMPACTION_TIME, link_mode="symlink")
-    write_batch(str(sc.path), _batch(sc.w2_rows()))
+    write_batch(str(sc.path), batch(sc.w2_rows()))
     execute(str(sc.path))
     from airflow_hudi_etc.hudi.writer import write_batch as wb
     import pyarrow as pa

@@ -16,8 +16,7 @@ import pytest
 
 from airflow_hudi_etc.cli import main as cli_main
 from scenario import COMPACTION_TIME, LATENCY, build, cli, clone
-from test_compaction import snapshot_by_key
-from test_writer_histories import _batch
+from reading import snapshot_by_key
 from tests_digest import tree_digest
 
 TIME_DEPENDENT = {"now", "threshold_lag_seconds", "pending_plan_age_seconds"}

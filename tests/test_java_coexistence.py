@@ -31,7 +31,7 @@ from airflow_hudi_etc.hudi.timeline import Timeline
 from airflow_hudi_etc.hudi.writer import init_table, write_batch
 from java_sim import JavaHudi, enable_metadata_table
 from oracle import hudi_rs_read
-from test_writer_histories import DATA_COLS, _batch
+from batches import DATA_COLS, batch
 
 T0 = 1_767_225_600_000  # 2026-01-01T00:00Z
 H = 3_600_000
@@ -132,7 +132,7 @@ def _delete_batch(rows):
 
 def _base(w: World, n: int = 12) -> None:
     rows = w.rows(n, 0)
-    write_batch(str(w.path), _batch(rows))
+    write_batch(str(w.path), batch(rows))
     w.applied(rows)
 
 
@@ -141,7 +141,7 @@ def _early_then_late(w: World, keys: list[str]) -> None:
     remaining log of every slice they are in)."""
     for ts, value, et in ((400, 1.0, T0 - 2 * H), (500, -1.0, T0 + 5 * H)):
         rows = [{**w.model[k], "ts": ts + i, "value": value, "event_time": et} for i, k in enumerate(keys)]
-        write_batch(str(w.path), _batch(rows))
+        write_batch(str(w.path), batch(rows))
         w.applied(rows)
 
 
@@ -155,10 +155,10 @@ def test_java_executing_our_partial_plan_keeps_every_remaining_log(tmp_path):
     w.tick()
     live = sorted(w.model)
     early = [{**w.model[k], "ts": 100, "value": 11.0, "event_time": T0 - 2 * H} for k in live[:3]]
-    write_batch(str(w.path), _batch(early))
+    write_batch(str(w.path), batch(early))
     w.applied(early)
     late = [{**w.model[k], "ts": 101, "value": 22.0, "event_time": T0 + 3 * H} for k in live[3:6]]
-    write_batch(str(w.path), _batch(late))
+    write_batch(str(w.path), batch(late))
     w.applied(late)
     write_batch(str(w.path), _delete_batch([w.model[live[6]]]), operation="delete")
     w.applied([w.model[live[6]]], "delete")
@@ -186,7 +186,7 @@ def test_metadata_table_is_refused_until_dropped(tmp_path):
     enable_metadata_table(w.path)
     snap = {p: p.read_bytes() for p in w.path.rglob("*") if p.is_file()}
     rows = w.rows(1, 2)
-    for call in (lambda: write_batch(str(w.path), _batch(rows)),
+    for call in (lambda: write_batch(str(w.path), batch(rows)),
                  lambda: schedule(str(w.path), data_latency="1h", compaction_time=iso(T0)),
                  lambda: execute(str(w.path)),
                  lambda: rollback(str(w.path), instant="20260101000000000"),
@@ -208,7 +208,7 @@ def test_metadata_table_is_refused_until_dropped(tmp_path):
     # exactly Hudi's clearMetadataPartitions: both lists set to empty strings, the rest unchanged
     assert after == {**before, "hoodie.table.metadata.partitions": "", "hoodie.table.metadata.partitions.inflight": ""}
     assert drop_metadata_table(Storage(str(w.path)))["status"] == "no metadata table"  # idempotent
-    write_batch(str(w.path), _batch(rows))
+    write_batch(str(w.path), batch(rows))
     w.applied(rows)
     w.check()
 
@@ -220,7 +220,7 @@ def test_metadata_table_half_dropped_is_finished(tmp_path):
     _base(w)
     (w.path / ".hoodie/metadata/files").mkdir(parents=True)
     with pytest.raises(MetadataTablePresentError):
-        write_batch(str(w.path), _batch(w.rows(1, 0)))
+        write_batch(str(w.path), batch(w.rows(1, 0)))
     enable_metadata_table(w.path, inflight=True, folder=False)
     out = drop_metadata_table(Storage(str(w.path)))
     assert out["status"] == "dropped" and out["before"]["inflight_partitions"] == ["files"]
@@ -241,9 +241,9 @@ def test_java_appends_and_rollback_blocks_in_slice_c(tmp_path):
     links = [p for p in w.path.rglob(f"*_{res.instant}.log.*")]
     assert links and all(p.name.endswith("_" + LINK_TOKEN) for p in links)
     upd = [{**w.model[k], "ts": 900 + i, "value": 77.0} for i, k in enumerate(live[:4])]
-    w.java.write(_batch(upd))
+    w.java.write(batch(upd))
     w.applied(upd)
-    _t, blocks = w.java.failed_write_then_rollback(_batch([{**w.model[live[5]], "ts": 990, "value": 5.0}]))
+    _t, blocks = w.java.failed_write_then_rollback(batch([{**w.model[live[5]], "ts": 990, "value": 5.0}]))
     assert blocks and all(b.endswith("_1-0-1") for b in blocks)
     link_names = {p.name for p in links}
     assert not link_names & {b.rsplit("/", 1)[-1] for b in blocks}
@@ -295,7 +295,7 @@ def test_java_cleaner_after_our_compaction_loses_nothing(tmp_path):
     assert not [p for p in w.path.rglob("*") if p.is_symlink()]
     for _ in range(3):
         rows = w.rows(1, 0)
-        w.java.write(_batch(rows))
+        w.java.write(batch(rows))
         w.applied(rows)
     deleted = w.java.clean(retain_commits=2)
     assert deleted and any(".log." in d for d in deleted)  # the old slice's logs, link targets among them
@@ -415,7 +415,7 @@ def run_interleaving(tmp_path, seed: int, steps: int) -> dict:
         w.tick()
         if op in ("our_write", "java_write"):
             rows = w.rows(w.rng.randint(0, 3), w.rng.randint(1, 5))
-            (write_batch(str(w.path), _batch(rows)) if op == "our_write" else w.java.write(_batch(rows)))
+            (write_batch(str(w.path), batch(rows)) if op == "our_write" else w.java.write(batch(rows)))
             w.applied(rows)
         elif op in ("our_delete", "java_delete"):
             live = sorted(w.model)
@@ -428,7 +428,7 @@ def run_interleaving(tmp_path, seed: int, steps: int) -> dict:
                 w.java.write(_delete_batch(rows), "delete")
             w.applied(rows, "delete")
         elif op == "java_failed_write":
-            w.java.failed_write_then_rollback(_batch(w.rows(1, 2)))  # nothing of it may show
+            w.java.failed_write_then_rollback(batch(w.rows(1, 2)))  # nothing of it may show
         elif op == "schedule":
             res = schedule(str(w.path), data_latency="2h", compaction_time=iso(w.clock),
                            exact_split=w.rng.random() < 0.3)

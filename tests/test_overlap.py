@@ -34,7 +34,6 @@ from airflow_hudi_etc.hudi import crash
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.timeline import Timeline
 from scenario import COMPACTION_TIME, LATENCY, PARTS, REPO, assert_snapshot, build, cli, clone, judge
-from test_writer_histories import _batch
 
 # Java's log file pattern (FSUtils.LOG_FILE_PATTERN, 0.14): fileId, base commit, ext, version, token
 JAVA_LOG_RE = re.compile(r"^\.(.+)_(.*)\.(log|archive)\.(\d+)(_((\d+)-(\d+)-(\d+))(.cdc)?)?")

@@ -23,7 +23,7 @@ from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table import HudiTable
 from airflow_hudi_etc.hudi.timeline import load_commit_metadata, load_log_write_stats
 from airflow_hudi_etc.hudi.writer import init_table, write_batch
-from test_writer_histories import _batch
+from batches import batch
 
 DAY = 86_400_000
 T0 = 1_700_000_000_000
@@ -161,8 +161,8 @@ def test_fast_decode_agrees_with_json_on_damaged_commits(tmp_path, monkeypatch):
                partition_field="region")
     rows = [{"key": f"k{i}", "ts": 1, "event_time": T0 + i, "value": 1.0, "note": "n", "region": "ab"[i % 2]}
             for i in range(6)]
-    write_batch(str(path), _batch(rows))
-    write_batch(str(path), _batch([{**r, "ts": 2, "event_time": T0 + DAY} for r in rows[:4]]))
+    write_batch(str(path), batch(rows))
+    write_batch(str(path), batch([{**r, "ts": 2, "event_time": T0 + DAY} for r in rows[:4]]))
     commits = [p.read_bytes() for p in sorted((path / ".hoodie").glob("*.deltacommit"))]
     rng = random.Random(11)
     outcomes = {"ok": 0, "error": 0}
@@ -242,7 +242,7 @@ def test_since_skips_older_commits_comparing_14_and_17_digit_instants(tmp_path):
 
 
 def _write(path, rows):
-    write_batch(str(path), _batch(rows))
+    write_batch(str(path), batch(rows))
     return HudiTable.load(str(path)).timeline.completed_writes[-1].timestamp
 
 

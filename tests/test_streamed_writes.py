@@ -79,7 +79,7 @@ def test_every_base_file_we_write_carries_the_footer_hudis_bloom_index_reads(tmp
     """Java's BLOOM index prunes a file group by the key range in the footer, then by the bloom
     filter: both must be there and hold exactly the file's keys, for inserts and compactions."""
     from airflow_hudi_etc.compaction.service import execute, schedule
-    from test_writer_histories import run_history
+    from batches import run_history
 
     path, _ = run_history(tmp_path, seed, partitioned=seed % 2 == 0, batches=5)
     assert schedule(str(path), data_latency="0s").instant  # now: every event time is past

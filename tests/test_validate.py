@@ -9,9 +9,10 @@ import pytest
 from airflow_hudi_etc.compaction.clean import clean
 from airflow_hudi_etc.compaction.service import execute, schedule
 from airflow_hudi_etc.compaction.validate import validate
-from test_clean import two_compactions
-from test_compaction import iso, second_task_fails
-from test_writer_histories import run_history
+from batches import run_history
+from compacted_histories import two_compactions
+from faults import second_task_fails
+from reading import iso
 
 T0 = 1_700_000_000_000
 H = 3_600_000
