@@ -9,7 +9,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PKG = Path(__file__).resolve().parents[1] / "airflow_hudi_etc"
+from paths import REPO
+
+PKG = REPO / "airflow_hudi_etc"
 
 #: per layer: the package-internal modules and third-party roots it must not import
 FORBIDDEN = {

@@ -21,8 +21,8 @@ import pytest
 
 from airflow_hudi_etc.hudi import avro_models as am
 from airflow_hudi_etc.hudi.errors import InvalidTimelineError
+from paths import FIXTURES, REPO
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "hudi-rs-tables"
 ROLLBACK_ZIP = "sample_table/mor/parquet/v6_nonpartitioned_rollback.zip"
 ROLLBACK_DIR = "v6_nonpartitioned_rollback/.hoodie/"
 V8_ZIP = "quickstart_trips_table/mor/avro/v8_trips_8i3u1d.zip"
@@ -479,7 +479,7 @@ def test_zero_size_array_items_cannot_hang():
         "except InvalidTimelineError as e:\n"
         "    print('INVALID', e)\n"
     )
-    repo = Path(__file__).resolve().parents[1]
+    repo = REPO
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo), os.environ.get("PYTHONPATH", "")])}
     try:
         out = subprocess.run(

@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from airflow_hudi_etc.hudi import logformat as lf
 from airflow_hudi_etc.hudi.errors import CorruptLogBlockError, TruncatedLogFileError, UnknownBlockTypeError
-from conftest import V6_MOR_FIXTURES
+from paths import V6_MOR_FIXTURES
 
 
 def log_files(root: Path):

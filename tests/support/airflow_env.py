@@ -15,7 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from paths import REPO
+
 EXAMPLE_DAGS = REPO / "example_dags"
 VENV_BIN = str(Path(sys.executable).parent)
 
@@ -25,7 +26,7 @@ def _configure() -> str:
     if home:
         return home
     if "airflow" in sys.modules:
-        raise RuntimeError("airflow was imported before tests/airflow_env.py could configure it")
+        raise RuntimeError("airflow was imported before tests/support/airflow_env.py could configure it")
     home = tempfile.mkdtemp(prefix="hudi-etc-airflow-")
     atexit.register(shutil.rmtree, home, True)
     os.environ.update({

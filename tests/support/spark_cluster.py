@@ -1,6 +1,6 @@
 """A real Spark standalone cluster on 127.0.0.1 (one master, one worker) whose executors run a
 Python that has the dependencies but not ``airflow_hudi_etc``, from a working directory that is
-not the repository. Used by ``tests/test_spark_cluster.py`` and ``bench`` (figure Cluster).
+not the repository. Used by ``tests/spark/test_spark_cluster.py`` and ``bench`` (figure Cluster).
 
 The executors' Python is what ``hudi-etc pack-env`` builds (cached per dependency versions in
 ``<cache>/test-executor-env/``): the packed ``.tar.gz`` for ``spark.archives`` and the same
@@ -24,7 +24,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from paths import REPO
 
 
 def free_port() -> int:

@@ -6,7 +6,7 @@ import pytest
 
 from airflow_hudi_etc.hudi.table import HudiTable
 from oracle import assert_same_rows, hudi_rs_read, rows_by_key
-from conftest import V6_MOR_FIXTURES
+from paths import V6_MOR_FIXTURES
 
 MOR = sorted(V6_MOR_FIXTURES)
 

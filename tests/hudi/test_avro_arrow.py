@@ -1,7 +1,7 @@
 """The column-wise Avro decoder (hudi/avro_arrow.py) against the record decoder.
 
 The reference is what the reader did before the column-wise decoder existed: records decoded
-one by one (fastavro's semantics, tests/test_logformat.py checks that) and converted by Arrow
+one by one (fastavro's semantics, tests/hudi/test_logformat.py checks that) and converted by Arrow
 with the same schema. On good bytes both must give the same table; on damaged bytes the
 column-wise decoder may refuse (``Mismatch``: the record decoder then decides) but must never
 return a table where the record decoder returns another one or fails.

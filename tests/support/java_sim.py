@@ -3,7 +3,7 @@ table this product also maintains (shared/java-coexistence.md quotes the code pa
 
 A Java process cannot run here, so each function writes the files the quoted 0.14.1 code path
 writes, with the naming and slice choices of that path (the block and file encodings are the
-ones tests/test_logformat_bytes.py checks byte for byte against Java-written files):
+ones tests/hudi/test_logformat_bytes.py checks byte for byte against Java-written files):
 
 * :meth:`JavaHudi.write` — a Spark datasource upsert/delete: ``HoodieAppendHandle`` appends a
   new log to the file group's latest slice *as Java's view sees it* (slice C while a compaction

@@ -1,4 +1,4 @@
-"""Batches of the seeded random histories (tests/model.py) and a history written by our writer,
+"""Batches of the seeded random histories (tests/support/model.py) and a history written by our writer,
 checked after every batch by hudi-rs against the hand-written model."""
 
 from __future__ import annotations

@@ -37,8 +37,8 @@ from airflow_hudi_etc.hudi.bloom import (
     read_bloom_filter,
 )
 from airflow_hudi_etc.hudi.errors import HudiEtcError, InvalidInputError, UnsupportedFeatureError
+from paths import FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "hudi-rs-tables"
 ZIPS = sorted(FIXTURES.rglob("*.zip")) if FIXTURES.is_dir() else []
 
 

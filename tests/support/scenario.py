@@ -1,6 +1,6 @@
 """One compaction life cycle, shared by the crash-point sweep and the concurrency tests.
 
-A seeded random history (tests/batches.py), then:
+A seeded random history (tests/support/batches.py), then:
 
 * ``w1``: a batch of late updates (event times on both sides of the threshold) and inserts;
 * ``schedule``: threshold = T0 + 3h (compaction time T0 + 4h, data latency 1h);
@@ -8,7 +8,7 @@ A seeded random history (tests/batches.py), then:
 * ``execute``, then ``clean --retain-commits 1``.
 
 The judge (:func:`judge`) knows nothing of the product's code paths: hudi-rs reads the table and
-is compared with the hand-written model (tests/model.py), the freshness guarantee with the
+is compared with the hand-written model (tests/support/model.py), the freshness guarantee with the
 history, and ``validate`` must report nothing wrong; finally every live key is updated and
 hudi-rs must see each key once.
 """
@@ -29,6 +29,7 @@ from airflow_hudi_etc.compaction.validate import validate
 from model import random_history
 from batches import DATA_COLS, batch, run_history
 from compaction_checks import assert_updates_after_compaction_find_their_file_group, check_ro_guarantee, expected_exact_ro
+from paths import REPO
 from reading import iso, snapshot_by_key
 
 T0 = 1_700_000_000_000
@@ -37,7 +38,6 @@ THRESHOLD = T0 + 3 * H
 COMPACTION_TIME = iso(T0 + 4 * H)
 LATENCY = "1h"
 PARTS = ("a", "b", "c")
-REPO = Path(__file__).resolve().parents[1]
 
 
 def region(key: str) -> str:

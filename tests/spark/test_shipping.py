@@ -16,9 +16,7 @@ import pytest
 
 from airflow_hudi_etc import shipping
 from airflow_hudi_etc.jobs import summary_line
-
-REPO = Path(__file__).resolve().parents[1]
-
+from paths import REPO
 
 def test_package_zip_is_the_package_and_is_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("HUDI_ETC_CACHE_DIR", str(tmp_path / "c"))

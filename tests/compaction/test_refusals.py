@@ -23,8 +23,8 @@ from airflow_hudi_etc.hudi.errors import HudiEtcError, InvalidInputError
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.writer import init_table, write_batch
 from oracle import hudi_rs_read
+from paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 T0 = 1_700_000_000_000  # 2023-11-14T22:13:20Z
 H = 3_600_000
 

@@ -31,9 +31,9 @@ from airflow_hudi_etc.hudi.errors import (
     UnknownBlockTypeError,
     UnsupportedFeatureError,
 )
+from paths import FIXTURES
 from random_avro import random_schema_and_records
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "hudi-rs-tables"
 V6_ZIPS = {
     "v6_trips_8i1u": "quickstart_trips_table/mor/avro/v6_trips_8i1u.zip",
     "v6_trips_8i3d": "quickstart_trips_table/mor/avro/v6_trips_8i3d.zip",

@@ -1,4 +1,4 @@
-"""Seeded multi-round histories (tests/histories.py): ≥ 20 rounds of late data each, plain and
+"""Seeded multi-round histories (tests/support/histories.py): ≥ 20 rounds of late data each, plain and
 exact-split compactions mixed, copy and symlink, both payloads, ordering values that rise and fall,
 deletes and re-inserts, a clean every 4 rounds. After every round:
 

@@ -11,7 +11,6 @@ import asyncio
 import subprocess
 import sys
 import tomllib
-from pathlib import Path
 
 import pendulum
 import pytest
@@ -21,6 +20,7 @@ from airflow_env import asset_events
 from airflow_hudi_etc.assets import asset_uri, table_asset, table_path_of
 from airflow_hudi_etc.compaction.service import execute, schedule
 from airflow_hudi_etc.triggers.event_time import EventTimeThresholdTrigger
+from paths import REPO
 
 H = 3_600_000
 
@@ -56,7 +56,7 @@ def test_asset_uris_are_normalized_by_the_registered_handler(tmp_path):
 
 
 def test_project_urls_documentation_and_changelog():
-    repo = Path(__file__).resolve().parents[1]
+    repo = REPO
     urls = tomllib.loads((repo / "pyproject.toml").read_text())["project"]["urls"]
     assert urls["Documentation"].startswith("https://")
     assert (repo / "CHANGELOG.md").read_text().startswith("# Changelog")
@@ -167,8 +167,8 @@ asyncio.run(main())
 
 
 def test_triggers_import_nothing_heavy_on_the_event_loop(table):
-    repo = Path(__file__).resolve().parents[1]
-    code = LOOP_PROBE.format(repo=str(repo), tests=str(repo / "tests"), table=str(table), threshold=at.THRESHOLD_MS)
+    repo = REPO
+    code = LOOP_PROBE.format(repo=str(repo), tests=str(repo / "tests" / "support"), table=str(table), threshold=at.THRESHOLD_MS)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip().splitlines()[-1] == "success []"

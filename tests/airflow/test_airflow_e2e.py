@@ -29,6 +29,7 @@ import airflow_table as at
 from airflow_hudi_etc.assets import asset_uri
 from oracle import hudi_rs_read
 from airflow_env import asset_events
+from paths import REPO
 
 DAY = pendulum.datetime(2026, 1, 2, tz="UTC")
 DATA = ["trip_id", "region", "fare", "event_time", "updated_at"]
@@ -51,7 +52,7 @@ def probe_catalog(metastore: Path, table: Path, out: Path, bump_ms: int) -> dict
 
     cmd = [spark_submit_binary(), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
            "--conf", f"spark.driver.extraJavaOptions=-Dderby.system.home={metastore}",
-           str(Path(__file__).with_name("catalog_probe.py")), "--metastore-dir", str(metastore),
+           str(REPO / "tests" / "support" / "catalog_probe.py"), "--metastore-dir", str(metastore),
            "--database", "hudi_etc_test", "--table", "trips", "--path", str(table), "--out", str(out),
            "--bump-ms", str(bump_ms)]
     proc = subprocess.run(cmd, env=job_env(), capture_output=True, text=True)

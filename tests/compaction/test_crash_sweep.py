@@ -14,7 +14,7 @@ which ends it with ``os._exit(86)``: no cleanup, no ``finally``), then the docum
   then ``execute``;
 * rollback, unschedule, clean: run again.
 
-Afterwards the life cycle goes on to its end (tests/scenario.py) and is judged: hudi-rs snapshot
+Afterwards the life cycle goes on to its end (tests/support/scenario.py) and is judged: hudi-rs snapshot
 == the hand-written model, the RO freshness guarantee, ``validate`` ok, and no key duplicated
 after an update of every key.
 """

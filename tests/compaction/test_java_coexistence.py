@@ -1,7 +1,7 @@
 """Safe next to Java Hudi writers (shared/java-coexistence.md), judged by hudi-rs and a model.
 
 Each of the six ways the product lost data next to Java (the coexistence issue) has a named test
-here; then random interleavings of the Java simulator (tests/java_sim.py) with our own commands.
+here; then random interleavings of the Java simulator (tests/support/java_sim.py) with our own commands.
 Ordering values grow with every batch (a global counter), so Hudi 0.14's rules for both payloads
 give "last write wins" and the model is a dict: a key's newest row, or absent after a delete.
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import random
 import subprocess
 import sys
@@ -31,11 +30,11 @@ from airflow_hudi_etc.hudi.timeline import Timeline
 from airflow_hudi_etc.hudi.writer import init_table, write_batch
 from java_sim import JavaHudi, enable_metadata_table
 from oracle import hudi_rs_read
+from paths import REPO
 from batches import DATA_COLS, batch
 
 T0 = 1_767_225_600_000  # 2026-01-01T00:00Z
 H = 3_600_000
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def iso(ms: int) -> str:
