@@ -25,13 +25,6 @@ from paths import REPO
 H = 3_600_000
 
 
-@pytest.fixture
-def table(tmp_path):
-    path = tmp_path / "trips"
-    at.build(path)
-    return path
-
-
 # ------------------------------------------------------------------------------ the URI scheme
 def test_asset_uris_are_normalized_by_the_registered_handler(tmp_path):
     from airflow.sdk import Asset

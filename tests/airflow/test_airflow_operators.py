@@ -42,13 +42,6 @@ def fails_fast(cls, match=None):
     assert isinstance(e.value.__cause__, cls), repr(e.value.__cause__)
 
 
-@pytest.fixture
-def table(tmp_path):
-    path = tmp_path / "trips"
-    at.build(path)
-    return path
-
-
 def sched(path, **kw):
     return ScheduleEventTimeCompactionOperator(task_id="schedule", table_path=str(path), data_latency=at.LATENCY,
                                                compaction_time=at.COMPACTION_TIME, conn_id=NO_SPARK, **kw)

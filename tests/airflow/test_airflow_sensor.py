@@ -26,13 +26,6 @@ OTHER_TIME = "2026-01-01T23:00:00Z"  # threshold 21:00Z: another run's plan
 OTHER_MS = 1_767_301_200_000
 
 
-@pytest.fixture
-def table(tmp_path):
-    path = tmp_path / "trips"
-    at.build(path)
-    return path
-
-
 def sensor(path, **kw) -> EventTimeCompactionSensor:
     kw.setdefault("compaction_time", at.COMPACTION_TIME)
     kw.setdefault("poke_interval", 0)
