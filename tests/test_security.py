@@ -31,7 +31,7 @@ from airflow_hudi_etc.hudi.table import HudiTable
 from airflow_hudi_etc.hudi.writer import write_batch
 from scenario import COMPACTION_TIME, LATENCY, build, clone
 from tests_digest import tree_digest
-from batches import batch
+from batches import batch as _batch
 
 
 def run_cli(capsys, *args):
@@ -45,7 +45,7 @@ def planned(tmp_path_factory):
     """A table with a pending partial-compaction plan that has link operations."""
     sc = build(tmp_path_factory.mktemp("sec"), 4, exact=False, link_mode="symlink")
     rows = sc.w1_rows()
-    write_batch(str(sc.path), batch(rows))
+    write_batch(str(sc.path), _batch(rows))
     sc.applied(rows, before_plan=True)
     res = schedule(str(sc.path), data_latency=LATENCY, compaction_time=COMPACTION_TIME, link_mode="symlink")
     assert res.instant
@@ -112,7 +112,7 @@ def test_a_plan_naming_a_path_outside_the_table_is_refused_by_every_command(plan
     batch = tmp_path / "b.parquet"
     import pyarrow.parquet as pq
 
-    pq.write_table(batch(sc.w2_rows()), batch)
+    pq.write_table(_batch(sc.w2_rows()), batch)
     before = tree_digest(p)
     commands = [
         ("execute", "--path", p),
@@ -224,7 +224,7 @@ def test_a_planted_marker_makes_no_rollback_delete_anything(planned, tmp_path, c
     rc, out, _ = run_cli(capsys, "rollback", "--path", sc.path, "--instant", dead)
     assert rc == 2 and out["error"]["type"] == "UnsafePathError"
     with pytest.raises(UnsafePathError):
-        write_batch(str(sc.path), batch(sc.w2_rows()))  # the next writer's eager rollback refuses too
+        write_batch(str(sc.path), _batch(sc.w2_rows()))  # the next writer's eager rollback refuses too
     assert tree_digest(sc.path) == before and outside_intact(victim)
 
 
