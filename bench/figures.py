@@ -516,7 +516,7 @@ def cluster_vs_local(cfg, work: str) -> Figure:
     """``execute --engine spark`` on a real standalone cluster (master + one worker on 127.0.0.1,
     started here, executors on the packed env of ``hudi-etc pack-env`` in ``spark.archives`` and
     the package shipped as the cached ``--py-files`` zip) against the same on ``local[*]``."""
-    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
     from spark_cluster import start_cluster  # noqa: E402  (the test suite's cluster)
 
     from airflow_hudi_etc.spark.spark_submit import run_job

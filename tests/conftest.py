@@ -9,28 +9,16 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+# tests/support/ holds what the tests share (the model, hudi-rs oracle, scenario, Java simulator...)
+import sys  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
+
+from paths import FIXTURES, OTHER_FIXTURES, V6_MOR_FIXTURES  # noqa: E402
 
 # The Java-written fixture tables have no hoodie.table.timeline.timezone (Java's LOCAL): they were
 # written by JVMs on UTC (their instants are the UTC times in the fixtures' README), so the Java
 # writers' zone is UTC. Tests of the refusal without it delete this variable.
 os.environ["HUDI_ETC_TIMELINE_TIMEZONE"] = "UTC"
-# HUDI_ETC_FIXTURES: the fixtures folder when the checkout is not next to ../shared (a worktree)
-FIXTURES = Path(os.environ.get("HUDI_ETC_FIXTURES") or REPO.parent / "shared" / "fixtures" / "hudi-rs-tables")
-
-V6_MOR_FIXTURES = {
-    "v6_trips_8i1u": "quickstart_trips_table/mor/avro/v6_trips_8i1u.zip",
-    "v6_trips_8i3d": "quickstart_trips_table/mor/avro/v6_trips_8i3d.zip",
-    "v6_nonpartitioned": "sample_table/mor/parquet/v6_nonpartitioned.zip",
-    "v6_nonpartitioned_rollback": "sample_table/mor/parquet/v6_nonpartitioned_rollback.zip",
-    "v6_simplekeygen_nonhivestyle": "sample_table/mor/parquet/v6_simplekeygen_nonhivestyle.zip",
-    "v6_complexkeygen_hivestyle": "sample_table/mor/parquet/v6_complexkeygen_hivestyle.zip",
-    "v6_empty": "sample_table/mor/parquet/v6_empty.zip",
-}
-OTHER_FIXTURES = {
-    "v6_cow_nonpartitioned": "sample_table/cow/v6_nonpartitioned.zip",
-    "v8_trips_8i3u1d": "quickstart_trips_table/mor/avro/v8_trips_8i3u1d.zip",
-}
 
 
 def extract_fixture(name: str, dest: Path) -> Path:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from paths import REPO
+
 FIGURES = ("P1", "P2", "P3", "P4", "P5", "P6")
 
 

@@ -8,9 +8,8 @@ import json
 import subprocess
 import sys
 import tomllib
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from paths import REPO
 
 BLOCKER = r'''
 import sys

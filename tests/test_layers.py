@@ -9,7 +9,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PKG = Path(__file__).resolve().parents[1] / "airflow_hudi_etc"
+from paths import REPO
+
+PKG = REPO / "airflow_hudi_etc"
 
 #: the Airflow side and the Spark side: nothing below them may import these
 AIRFLOW_SIDE = {"hooks", "operators", "sensors", "triggers", "notifications", "assets", "task_groups", "failfast",

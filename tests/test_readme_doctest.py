@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import doctest
-from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+from paths import REPO
+
+README = REPO / "README.md"
 
 
 def test_readme_examples_run():

@@ -31,7 +31,7 @@ from airflow_hudi_etc.hudi.table import HudiTable
 from airflow_hudi_etc.hudi.writer import write_batch
 from scenario import COMPACTION_TIME, LATENCY, build, clone
 from tests_digest import tree_digest
-from test_writer_histories import _batch
+from batches import batch as _batch
 
 
 def run_cli(capsys, *args):

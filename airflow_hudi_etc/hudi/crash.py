@@ -1,11 +1,11 @@
-"""Named crash points, for the crash-point sweep (tests/test_crash_sweep.py).
+"""Named crash points, for the crash-point sweep (tests/compaction/test_crash_sweep.py).
 
 ``crashpoint("execute.after-base-file")`` ends the process at once (``os._exit``, no cleanup,
 no ``finally``) when the environment variable ``HUDI_ETC_CRASH_AT`` names that point, optionally
 with ``@N`` to die at its N-th hit (``execute.after-base-file@2``). Unset: a dictionary lookup.
 
 ``HUDI_ETC_PAUSE_AT`` (same syntax) pauses the process there instead, for tests that overlap
-real processes (tests/test_overlap.py): it prints ``HUDI_ETC_PAUSED <point>`` on stderr and
+real processes (tests/compaction/test_overlap.py): it prints ``HUDI_ETC_PAUSED <point>`` on stderr and
 waits for a line on stdin (its heartbeat thread keeps running meanwhile).
 """
 

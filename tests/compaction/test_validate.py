@@ -1,0 +1,63 @@
+"""validate: storage against timeline and plans; each problem kind made by hand and found."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from airflow_hudi_etc.compaction.clean import clean
+from airflow_hudi_etc.compaction.service import execute, schedule
+from airflow_hudi_etc.compaction.validate import validate
+from batches import run_history
+from compacted_histories import two_compactions
+from faults import second_task_fails
+from reading import iso
+
+T0 = 1_700_000_000_000
+H = 3_600_000
+
+
+def kinds(report):
+    return sorted({p["kind"] for p in report["problems"]})
+
+
+def test_a_healthy_table_validates_through_compaction_and_clean(tmp_path):
+    path, _ = two_compactions(tmp_path, 1, "symlink")
+    r = validate(str(path))
+    assert r["ok"], r["problems"]
+    assert r["compactions_checked"] == 2 and r["files_checked"] > 10
+    clean(str(path), retain_commits=1)
+    assert validate(str(path))["ok"]
+
+
+def test_each_problem_kind_is_found(tmp_path):
+    path, _ = two_compactions(tmp_path, 5, "symlink")
+    links = sorted(p for p in path.rglob(".*.log.*") if p.is_symlink())
+    assert links
+    # a link whose target vanished
+    target = links[0].resolve()
+    os.rename(target, str(target) + ".moved")
+    # a link pointing outside the table
+    os.symlink("../../etc/passwd", path / ".outside_20260101000000000.log.1_1-0-1")
+    # an orphan base file and an orphan log of an instant that never existed
+    (path / "ffffffff-0000-0000-0000-000000000000-0_0-1-0_20200101000000000.parquet").write_bytes(b"x")
+    (path / ".ffffffff-0000-0000-0000-000000000000-0_20200101000000000.log.1_0-1-0").write_bytes(b"x")
+    (path / ".hudi-etc-tmp-abc-foo.parquet").write_bytes(b"x")
+    r = validate(str(path))
+    assert not r["ok"]
+    # the moved link target is also a file a completed deltacommit wrote, in a slice still read
+    assert kinds(r) == ["dangling-link", "link-outside-table", "missing-file", "orphan-base", "orphan-log", "temp-file"]
+    dangling = [p["path"] for p in r["problems"] if p["kind"] == "dangling-link"]
+    assert dangling == [str(links[0].relative_to(path))]
+
+
+def test_pending_plan_files_are_reported_as_pending_not_orphans(tmp_path):
+    path, _ = run_history(tmp_path, 2, batches=6, monotone=True)
+    res = schedule(str(path), data_latency="1h", compaction_time=iso(T0 + 4 * H), link_mode="copy")
+    assert res.instant
+    with pytest.raises(OSError), second_task_fails():
+        execute(str(path))
+    r = validate(str(path))
+    assert r["ok"] and r["pending_files"], r
+    assert all(res.instant in f for f in r["pending_files"])

@@ -1,0 +1,244 @@
+"""A Java Hudi 0.14.1 simulator: what its writers, rollbacks, compactor and cleaner write on a
+table this product also maintains (shared/java-coexistence.md quotes the code paths).
+
+A Java process cannot run here, so each function writes the files the quoted 0.14.1 code path
+writes, with the naming and slice choices of that path (the block and file encodings are the
+ones tests/hudi/test_logformat_bytes.py checks byte for byte against Java-written files):
+
+* :meth:`JavaHudi.write` — a Spark datasource upsert/delete: ``HoodieAppendHandle`` appends a
+  new log to the file group's latest slice *as Java's view sees it* (slice C while a compaction
+  is pending: ``filterBaseFileAfterPendingCompaction``), version = max listed + 1 (no append on
+  ``file:``, so a rollover), Spark write token ``partition-stage-attempt``; inserts go to new
+  file groups (``CreateHandle``, ``{fileId}_{token}_{T}.parquet``); then ``T.deltacommit``.
+* :meth:`JavaHudi.failed_write_then_rollback` — a write that dies after its files, then the next
+  Java writer's eager rollback: a ``ROLLBACK_PREVIOUS_BLOCK`` command block in a new log of each
+  touched slice, version max + 1 with the rollover token ``1-0-1``; the failed log stays.
+* :meth:`JavaHudi.compact` — ``HoodieCompactor`` on the first pending plan, read with Java's plan
+  schema (our ``linkOperations`` dropped): base + ``deltaFilePaths`` only, into
+  ``{fileId}_{token}_{C}.parquet``; ``C.commit`` whose extra metadata is the schema alone.
+* :meth:`JavaHudi.clean` — ``KEEP_LATEST_COMMITS``: every file slice but the latest of its group
+  whose base instant is older than the earliest retained commit goes, logs included; slices a
+  pending compaction needs are spared. It knows nothing of symlinks.
+* :func:`enable_metadata_table` — a table config as Spark writers leave it (MDT on).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import uuid
+from collections import defaultdict
+
+import pyarrow as pa
+
+from airflow_hudi_etc.compaction.executor import write_base_table
+from airflow_hudi_etc.hudi import avro_models as am
+from airflow_hudi_etc.hudi import logformat as lf
+from airflow_hudi_etc.hudi.fsview import base_file_name
+from airflow_hudi_etc.hudi.plan import read_plan
+from airflow_hudi_etc.hudi.properties import dumps, loads
+from airflow_hudi_etc.hudi.rollback import rollback_with_instant
+from airflow_hudi_etc.hudi.schema import FILE_NAME, with_meta_fields
+from airflow_hudi_etc.hudi.storage import Storage
+from airflow_hudi_etc.hudi.table import HudiTable, SliceReadSpec
+from airflow_hudi_etc.hudi.timeline import (
+    Action,
+    Instant,
+    State,
+    commit_metadata,
+    dump_commit_metadata,
+    next_instant_time,
+    write_stat,
+)
+from airflow_hudi_etc.hudi.writer import WriteUnit, _ensure_partition_metadata, _ipc, prepare_batch, write_unit
+
+
+class JavaHudi:
+    def __init__(self, path, seed: int = 0):
+        self.storage = Storage(str(path))
+        self.rng = random.Random(seed)
+        self.stage = self.rng.randint(5, 40)
+
+    def _token(self, partition_id: int) -> str:
+        self.stage += 1
+        return f"{partition_id}-{self.stage}-{self.rng.randint(10, 9999)}"
+
+    # ------------------------------------------------------------------ writes
+    def _live_keys(self, table: HudiTable) -> dict[tuple[str, str], str]:
+        """(partition, key) → file id: Java's index (bloom over the base files of the latest
+        slices, merged with a pending compaction's slice) as the keys it finds."""
+        out = {}
+        for s in table.file_system_view().latest_slices():
+            spec = SliceReadSpec(s.partition, s.file_id, s.base_file.path if s.base_file else None,
+                                 tuple(x.path for x in s.log_files))
+            t = table.read_slice(spec)
+            for k in t.column("_hoodie_record_key").to_pylist():
+                out[(s.partition, k)] = s.file_id
+        return out
+
+    def _target_slice(self, table: HudiTable, part: str, fid: str) -> tuple[str, str | None, int]:
+        """(base instant, base file name, new log version) of the slice Java appends to."""
+        pending = table.pending_compaction_groups()
+        view = table.file_system_view()
+        g = view.group(part, fid)
+        s = view.latest_slice_of(g, view.timeline, merge_pending=True)
+        base = s.base_file.name if s is not None and s.base_file is not None else None
+        inst = pending.get((part, fid)) or s.base_instant
+        versions = [x.version for x in view.all_log_files()
+                    if x.partition == part and x.file_id == fid and x.base_instant == inst]
+        return inst, base, max(versions, default=0) + 1
+
+    def write(self, batch: pa.Table, operation: str = "upsert", *, commit: bool = True) -> tuple[str, list[str]]:
+        table = HudiTable.load(self.storage)
+        cfg = table.config
+        prepared = prepare_batch(table, batch, operation)
+        schema = table.avro_schema
+        schema_json = json.dumps(with_meta_fields(schema), separators=(",", ":"))
+        t = next_instant_time(table.timeline)
+        req = Instant(t, Action.DELTA_COMMIT, State.REQUESTED)
+        self.storage.create_if_absent(req.path(), b"")
+        self.storage.create_if_absent(req.path(State.INFLIGHT),
+                                      dump_commit_metadata(commit_metadata({}, operation=operation.upper(), schema=None)))
+        located = self._live_keys(table)
+        units = []
+        groups = defaultdict(list)
+        for i, (k, p) in enumerate(zip(prepared.column("__key").to_pylist(), prepared.column("__part").to_pylist())):
+            groups[(p, located.get((p, k)))].append(i)
+        for idx, ((part, fid), rows) in enumerate(sorted(groups.items(), key=lambda x: (x[0][0], x[0][1] or ""))):
+            sub = prepared.take(pa.array(rows)).drop_columns(["__part"])
+            if fid is None:
+                if operation != "upsert":
+                    continue
+                new_fid = f"{uuid.uuid4()}-0"
+                name = base_file_name(new_fid, self._token(idx), t)
+                units.append(WriteUnit(self.storage, "insert", t, idx, part, new_fid, name, _ipc(sub), schema_json,
+                                       cfg.precombine_field, cfg.event_time_field))
+                continue
+            inst, base, v = self._target_slice(table, part, fid)
+            name = lf.format_log_file_name(fid, inst, v, self._token(idx))
+            units.append(WriteUnit(self.storage, "update" if operation == "upsert" else "delete", t, idx, part, fid,
+                                   name, _ipc(sub), schema_json, cfg.precombine_field, cfg.event_time_field, inst,
+                                   base, v))
+        stats = [write_unit(u) for u in units]
+        for part in sorted({u.partition for u in units}):
+            if part:
+                _ensure_partition_metadata(self.storage, part, t)
+        if commit:
+            p2s = defaultdict(list)
+            for st in stats:
+                p2s[st["partitionPath"]].append(st)
+            meta = commit_metadata(p2s, operation=operation.upper(), schema=json.dumps(schema, separators=(",", ":")))
+            self.storage.create_if_absent(req.path(State.COMPLETED), dump_commit_metadata(meta))
+        return t, [u.path for u in units]
+
+    def failed_write_then_rollback(self, batch: pa.Table, operation: str = "upsert") -> tuple[str, list[str]]:
+        """A write that dies after its files, then the next Java writer's eager rollback of it
+        (MarkerBasedRollbackStrategy: CREATE-marked base files deleted, a command block for each
+        APPEND-marked log)."""
+        t, paths = self.write(batch, operation, commit=False)
+        logs = [p for p in paths if lf.parse_log_file_name(p.rsplit("/", 1)[-1]) is not None]
+        blocks: list[str] = []
+
+        def command_blocks():
+            table = HudiTable.load(self.storage)
+            r = next(i.timestamp for i in table.timeline.instants if i.action is Action.ROLLBACK and i.is_pending)
+            for rel in logs:
+                part, name = (rel.rsplit("/", 1) if "/" in rel else ("", rel))
+                p = lf.parse_log_file_name(name)
+                versions = [x.version for x in table.file_system_view().all_log_files()
+                            if x.partition == part and x.file_id == p.file_id and x.base_instant == p.base_instant]
+                nm = lf.format_log_file_name(p.file_id, p.base_instant, max(versions) + 1, "1-0-1")
+                dst = f"{part}/{nm}" if part else nm
+                self.storage.create_if_absent(dst, lf.encode_rollback_block(r, t))
+                blocks.append(dst)
+
+        created: dict[str, list[str]] = defaultdict(list)  # CREATE markers: the new base files go
+        for rel in paths:
+            if rel not in logs:
+                created[rel.rsplit("/", 1)[0] if "/" in rel else ""].append(rel)
+        rollback_with_instant(self.storage, instant=t, action=Action.DELTA_COMMIT, files=created,
+                              before_complete=command_blocks)
+        for state in (State.INFLIGHT, State.REQUESTED):
+            self.storage.delete(Instant(t, Action.DELTA_COMMIT, state).path())
+        return t, blocks
+
+    # ------------------------------------------------------------------ table services
+    def compact(self) -> str | None:
+        """HoodieCompactor on the first pending plan (links dropped by Java's plan schema)."""
+        table = HudiTable.load(self.storage)
+        pending = table.timeline.pending_compactions
+        if not pending:
+            return None
+        c = pending[0].timestamp
+        plan = read_plan(self.storage, c)
+        infl = Instant(c, Action.COMPACTION, State.INFLIGHT)
+        if not self.storage.exists(infl.path()):
+            self.storage.create_if_absent(infl.path(), b"")
+        schema_json = json.dumps(table.avro_schema_with_meta, separators=(",", ":"))
+        p2s = defaultdict(list)
+        for idx, op in enumerate(plan.operations):
+            spec = SliceReadSpec(op.partition, op.file_id, op.path(op.base_file) if op.base_file else None,
+                                 tuple(op.path(n) for n in op.compact_logs))  # deltaFilePaths only
+            merged = table.read_slice(spec, skip_base_columns=(FILE_NAME,))
+            name = base_file_name(op.file_id, self._token(idx), c)
+            out = write_base_table(table, op.path(name), merged, name, schema_json, table.config.event_time_field)
+            st = write_stat(file_id=op.file_id, path=op.path(name), partition_path=op.partition,
+                            prev_commit=op.base_instant, num_writes=out.rows, file_size=out.size)
+            st.update(totalLogFilesCompacted=len(op.compact_logs))
+            p2s[op.partition].append(st)
+        meta = commit_metadata(p2s, operation="COMPACT", schema=json.dumps(table.avro_schema, separators=(",", ":")),
+                               compacted=True)
+        self.storage.create_if_absent(infl.path(State.COMPLETED), dump_commit_metadata(meta))
+        return c
+
+    def clean(self, retain_commits: int = 10) -> list[str]:
+        """KEEP_LATEST_COMMITS (CleanPlanner): delete non-latest slices older than the earliest
+        retained commit, logs included; slices a pending compaction needs are spared."""
+        table = HudiTable.load(self.storage)
+        tl = table.timeline
+        commits = [i.timestamp for i in tl.completed_writes]
+        if len(commits) <= retain_commits:
+            return []
+        earliest = commits[-retain_commits]
+        pending = table.pending_compaction_groups()
+        spared = set()
+        for (part, fid), c in pending.items():
+            for op in read_plan(self.storage, c).operations:
+                if (op.partition, op.file_id) == (part, fid):
+                    spared.add((part, fid, op.base_instant))
+        view = table.file_system_view()
+        doomed: dict[str, list[str]] = defaultdict(list)
+        for (part, fid), g in view.groups.items():
+            insts = [i for i in g.slice_instants() if tl.is_committed(i) or i in tl.pending_compaction_times]
+            for inst in insts[:-1]:  # every slice but the latest
+                if inst >= earliest or (part, fid, inst) in spared or inst in tl.pending_compaction_times:
+                    continue
+                s = g.slice(inst)
+                files = ([s.base_file.path] if s.base_file else []) + [x.path for x in s.log_files]
+                doomed[part] += files
+        if not doomed:
+            return []
+        c = next_instant_time(tl)
+        plan = am.cleaner_plan((earliest, "deltacommit"), "KEEP_LATEST_COMMITS",
+                               {p: [self.storage.uri(f) for f in fs] for p, fs in doomed.items()},
+                               last_completed_commit_timestamp=commits[-1])
+        self.storage.create_if_absent(Instant(c, Action.CLEAN, State.REQUESTED).path(),
+                                      am.write_avro_metadata(am.CLEANER_PLAN, plan))
+        from airflow_hudi_etc.compaction.clean import _execute
+
+        import time
+
+        _execute(self.storage, table, c, plan, time.monotonic(), resumed=False)
+        return [f for fs in doomed.values() for f in fs]
+
+
+def enable_metadata_table(path, *, inflight: bool = False, folder: bool = True) -> None:
+    """The table config a Spark writer with ``hoodie.metadata.enable=true`` (its default) leaves:
+    ``hoodie.table.metadata.partitions=files`` and a ``.hoodie/metadata`` table."""
+    storage = Storage(str(path))
+    props = loads(storage.read_text(".hoodie/hoodie.properties"))
+    props["hoodie.table.metadata.partitions" + (".inflight" if inflight else "")] = "files"
+    storage.write_atomic(".hoodie/hoodie.properties", dumps(props, comment="Updated by Java").encode())
+    if folder:
+        storage.create_if_absent(".hoodie/metadata/.hoodie/hoodie.properties", b"hoodie.table.name=mdt\n")
+        storage.create_if_absent(".hoodie/metadata/files/.files-0000-0_00000000000000010.log.1_0-0-0", b"#HUDI#")
