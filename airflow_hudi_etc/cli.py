@@ -162,7 +162,7 @@ def cmd_status(a) -> dict | str:
 
     m = table_metrics(_storage(a))
     if a.sla:
-        from .compaction.service import parse_duration
+        from .compaction.times import parse_duration
 
         sla_s = parse_duration(a.sla).total_seconds()
         lag = m.get("threshold_lag_seconds")
@@ -184,7 +184,7 @@ def cmd_report(a) -> dict:
 def cmd_schedule(a) -> dict:
     if _via_spark_submit(a):
         return _submit(a)
-    from .compaction.service import schedule
+    from .compaction.scheduling import schedule
 
     return schedule(_storage(a), data_latency=a.data_latency, compaction_time=a.compaction_time,
                     link_mode=a.link_mode, exact_split=a.exact_split, event_time_field=a.event_time_field,
@@ -194,7 +194,7 @@ def cmd_schedule(a) -> dict:
 def cmd_execute(a) -> dict:
     if _via_spark_submit(a):
         return _submit(a)
-    from .compaction.service import execute
+    from .compaction.execution import execute
 
     return execute(_storage(a), instant=a.instant, engine=_engine(a))
 
@@ -202,7 +202,7 @@ def cmd_execute(a) -> dict:
 def cmd_rollback(a) -> dict:
     if _via_spark_submit(a):
         return _submit(a)
-    from .compaction.service import rollback
+    from .compaction.lifecycle import rollback
 
     return rollback(_storage(a), instant=a.instant)
 
@@ -210,7 +210,7 @@ def cmd_rollback(a) -> dict:
 def cmd_unschedule(a) -> dict:
     if _via_spark_submit(a):
         return _submit(a)
-    from .compaction.service import unschedule
+    from .compaction.lifecycle import unschedule
 
     return unschedule(_storage(a), instant=a.instant)
 
@@ -224,7 +224,7 @@ def cmd_clean(a) -> dict:
 
 
 def cmd_show_plan(a) -> dict:
-    from .compaction.service import show_plan
+    from .compaction.plans import show_plan
 
     return show_plan(_storage(a), instant=a.instant)
 

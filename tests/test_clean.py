@@ -7,7 +7,8 @@ import os
 import pytest
 
 from airflow_hudi_etc.compaction.clean import clean
-from airflow_hudi_etc.compaction.service import execute, schedule
+from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.hudi import avro_models as am
 from airflow_hudi_etc.hudi.errors import InvalidInputError
 from test_compaction import iso, snapshot_by_key

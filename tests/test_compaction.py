@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import os
 
@@ -11,9 +10,11 @@ import pytest
 
 from airflow_hudi_etc.compaction import executor
 from airflow_hudi_etc.hudi import avro_arrow
-from airflow_hudi_etc.compaction.service import execute, rollback, schedule, unschedule
+from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.lifecycle import rollback, unschedule
+from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.writer import write_batch
+from airflow_hudi_etc.hudi.writer import LocalEngine, write_batch
 from model import random_history
 from oracle import hudi_rs_read
 from test_writer_histories import DATA_COLS, _batch, run_history
@@ -28,24 +29,15 @@ def iso(ms):
     return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).isoformat()
 
 
-@contextlib.contextmanager
-def second_task_fails():
+class SecondTaskFails(LocalEngine):
     """The executor dies on the second compaction task (an in-process stand-in for a lost executor)."""
-    import airflow_hudi_etc.compaction.service as svc
 
-    real, calls = svc.compact_task, []
-
-    def dying(task):
-        calls.append(task)
-        if len(calls) > 1:
+    def map(self, fn, items):
+        items = list(items)
+        if len(items) > 1:
+            fn(items[0])
             raise OSError("executor lost (injected)")
-        return real(task)
-
-    svc.compact_task = dying
-    try:
-        yield
-    finally:
-        svc.compact_task = real
+        return super().map(fn, items)
 
 
 def batch_winners(rows):
@@ -174,8 +166,7 @@ def test_rollback_and_unschedule_restore_the_snapshot(tmp_path):
     assert snapshot_by_key(path) == before
     res = schedule(str(path), data_latency="1h", compaction_time=iso(t0 + 4 * 3_600_000), link_mode="copy")
     with pytest.raises(OSError):
-        with second_task_fails():
-            execute(str(path), instant=res.instant)
+        execute(str(path), instant=res.instant, engine=SecondTaskFails())
     assert snapshot_by_key(path) == before  # inflight output is invisible
     out = rollback(str(path), instant=res.instant)
     assert out["status"] == "requested"
@@ -317,7 +308,7 @@ def test_java_written_table_compacts_through_the_scan_fallback(fixture_copy, exa
     res = schedule(str(path), data_latency="1h", compaction_time=iso(threshold + 3_600_000), event_time_field="ts",
                    link_mode="copy", exact_split=exact)
     assert res.instant and res.threshold_ms == threshold
-    plan = __import__("airflow_hudi_etc.compaction.service", fromlist=["show_plan"]).show_plan(str(path), instant=res.instant)
+    plan = __import__("airflow_hudi_etc.compaction.plans", fromlist=["show_plan"]).show_plan(str(path), instant=res.instant)
     assert plan["extra_metadata"]["hoodie.etc.event.time.source"].startswith("scan")
     assert plan["extra_metadata"]["hoodie.etc.event.time.field"] == "ts"
     out = execute(str(path))

@@ -7,7 +7,8 @@ import os
 import pytest
 
 from airflow_hudi_etc.compaction.clean import clean
-from airflow_hudi_etc.compaction.service import execute, schedule
+from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
 from test_clean import two_compactions
 from test_compaction import iso, second_task_fails
