@@ -23,39 +23,19 @@ from ..hudi.table import HudiTable
 from ..hudi.timeline import Action, Timeline, format_instant
 
 
+#: the extra-metadata keys of a plan (and of its commit)
 K_THRESHOLD_MS = keys.THRESHOLD_MS
-
-
 K_THRESHOLD = keys.THRESHOLD
-
-
 K_LATENCY_MS = keys.LATENCY_MS
-
-
 K_COMPACTION_TIME = keys.COMPACTION_TIME
-
-
 K_STRATEGY = keys.STRATEGY
-
-
 K_LINK_MODE = keys.LINK_MODE
-
-
 K_SOURCE = keys.EVENT_TIME_SOURCE
-
-
 K_LINKS = keys.LINK_OPERATIONS
-
-
 K_EXACT_SPLIT = keys.EXACT_SPLIT
-
-
 K_ET_FIELD = keys.EVENT_TIME_FIELD
-
-
 K_PRECREATED = keys.LINKS_PRECREATED
-
-
+#: a crashed schedule's links (slice C not on the timeline) are removed once this old
 ORPHAN_GRACE = _dt.timedelta(minutes=15)
 
 

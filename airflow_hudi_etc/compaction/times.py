@@ -43,9 +43,8 @@ def parse_time(s: str | None) -> _dt.datetime:
     return dt
 
 
+#: how far ahead of this machine's clock a compaction time may be (another machine's clock)
 CLOCK_SKEW_ENV = "HUDI_ETC_MAX_CLOCK_SKEW"
-
-
 DEFAULT_CLOCK_SKEW = "5m"
 
 
