@@ -28,7 +28,7 @@ from ..hudi import crash
 from ..hudi import logformat as lf
 from ..hudi.coexistence import symlinks_allowed
 from ..hudi.crash import crashpoint
-from ..hudi.errors import HudiEtcError, InstantExistsError, InvalidInputError, InvalidTimelineError, UnsupportedFeatureError
+from ..hudi.errors import InstantExistsError, InvalidInputError, InvalidTimelineError, UnsupportedFeatureError
 from ..hudi.plan import CompactionPlan, LINK_TOKEN, LinkOp, Operation, SPLIT_LOG_VERSION, operation
 from ..hudi.schema import event_time_millis
 from ..hudi.stats import iso_ms, log_event_ranges, scan_event_range
@@ -193,8 +193,8 @@ def _pending_plan_for(table: HudiTable, threshold_ms: int, settings: Mapping[str
     for inst in table.timeline.pending_compactions:
         try:
             plan = read_plan(table, inst.timestamp)
-        except (FileNotFoundError, HudiEtcError):  # unreadable: still pending (and blocking)
-            continue
+        except (FileNotFoundError, InvalidTimelineError):  # unreadable: still pending (and blocking)
+            continue  # (one naming a path outside the table raises UnsafePathError, as every command does)
         if all(str(plan.extra.get(k, "")) == v for k, v in want.items()):
             return plan
     return None
