@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping
 
 import pyarrow as pa
 
-from .compaction.service import ScheduleResult
+from .compaction.results import ScheduleResult
 from .hudi.storage import Storage
 from .hudi.writer import WriteResult
 
@@ -85,7 +85,7 @@ class Compaction:
     def schedule(self, data_latency: str, *, compaction_time: str | None = None, link_mode: str = "auto",
                  exact_split: bool = False, event_time_field: str | None = None, engine=None) -> ScheduleResult:
         """Plan a compaction of everything up to ``compaction_time − data_latency`` (see README)."""
-        from .compaction.service import schedule
+        from .compaction.scheduling import schedule
 
         return schedule(self._table.storage, data_latency=data_latency, compaction_time=compaction_time,
                         link_mode=link_mode, exact_split=exact_split, event_time_field=event_time_field,
@@ -93,17 +93,17 @@ class Compaction:
 
     def execute(self, instant: str | None = None, *, engine=None) -> CompactionResult:
         """Run the pending plan (or ``instant``); ``engine``: e.g. ``SparkEngine(spark)``."""
-        from .compaction.service import execute
+        from .compaction.execution import execute
 
         return CompactionResult.of(execute(self._table.storage, instant=instant, engine=engine))
 
     def rollback(self, instant: str) -> CompactionResult:
-        from .compaction.service import rollback
+        from .compaction.lifecycle import rollback
 
         return CompactionResult.of(rollback(self._table.storage, instant=instant))
 
     def unschedule(self, instant: str) -> CompactionResult:
-        from .compaction.service import unschedule
+        from .compaction.lifecycle import unschedule
 
         return CompactionResult.of(unschedule(self._table.storage, instant=instant))
 
@@ -115,7 +115,7 @@ class Compaction:
 
     def plan(self, instant: str) -> Mapping[str, Any]:
         """A plan as ``show-plan`` prints it."""
-        from .compaction.service import show_plan
+        from .compaction.plans import show_plan
 
         return _frozen(show_plan(self._table.storage, instant=instant))
 
@@ -197,7 +197,7 @@ class Table:
         m = table_metrics(self.storage, include_slices=include_slices)
         breached = None
         if sla:
-            from .compaction.service import parse_duration
+            from .compaction.times import parse_duration
 
             sla_s = parse_duration(sla).total_seconds()
             lag = m.get("threshold_lag_seconds")

@@ -155,7 +155,7 @@ def _sla_seconds(sla: Any) -> float | None:
         if sla <= 0:
             raise InvalidInputError(f"SLA {sla!r}: give a positive duration")
         return float(sla)
-    from .compaction.service import parse_duration
+    from .compaction.times import parse_duration
 
     s = parse_duration(str(sla)).total_seconds()
     if s <= 0:

@@ -94,7 +94,7 @@ def ceiling_merge(base_path: str, updates_path: str, out_path: str) -> int:
 
 def _schedule_all(path: str, link_mode: str = "auto", compaction_time: str = "2026-06-01T00:00:00Z",
                   latency: str = "1h") -> str:
-    from airflow_hudi_etc.compaction.service import schedule
+    from airflow_hudi_etc.compaction.scheduling import schedule
 
     r = schedule(path, data_latency=latency, compaction_time=compaction_time, link_mode=link_mode)
     assert r.instant, r
@@ -103,7 +103,7 @@ def _schedule_all(path: str, link_mode: str = "auto", compaction_time: str = "20
 
 # ---------------------------------------------------------------------------- P1
 def p1_merge_kernel(cfg, work: str) -> Figure:
-    from airflow_hudi_etc.compaction.service import execute
+    from airflow_hudi_etc.compaction.execution import execute
 
     src = bd.cached_table(cfg.data_dir, "fg", n_rows=cfg.p1_rows, update_frac=0.1, n_logs=5)
     upd_path = src + ".updates.parquet"
@@ -186,7 +186,9 @@ def _planning_table(cfg, groups: int, stats: bool, records_per_log: int = 1) -> 
 
 
 def _time_schedule(path: str, reps: int) -> tuple[float, list[float], dict]:
-    from airflow_hudi_etc.compaction.service import schedule, show_plan, unschedule
+    from airflow_hudi_etc.compaction.lifecycle import unschedule
+    from airflow_hudi_etc.compaction.plans import show_plan
+    from airflow_hudi_etc.compaction.scheduling import schedule
 
     times, info = [], {}
     for _ in range(reps):
@@ -343,7 +345,7 @@ def p4_reads(cfg, work: str) -> Figure:
     src = bd.cached_table(cfg.data_dir, "fg", n_rows=cfg.p1_rows, update_frac=0.1, n_logs=5)
     after = os.path.join(work, "p4")
     bd.fresh_copy(src, after)
-    from airflow_hudi_etc.compaction.service import execute
+    from airflow_hudi_etc.compaction.execution import execute
 
     _schedule_all(after)
     execute(after)
@@ -375,7 +377,7 @@ def p4_reads(cfg, work: str) -> Figure:
 # ---------------------------------------------------------------------------- P5
 def p5_write_amplification(cfg, work: str) -> Figure:
     from airflow_hudi_etc.compaction.metrics import K_LINK_BYTES
-    from airflow_hudi_etc.compaction.service import execute
+    from airflow_hudi_etc.compaction.execution import execute
     from airflow_hudi_etc.hudi.table import HudiTable
 
     src = bd.cached_table(cfg.data_dir, "fg", n_rows=cfg.p5_rows, update_frac=0.1, n_logs=5)
@@ -425,7 +427,8 @@ def p5_write_amplification(cfg, work: str) -> Figure:
 _P6_CHILD = r"""
 import json, os, resource, sys
 sys.path.insert(0, {root!r})
-from airflow_hudi_etc.compaction.service import CompactTask, compact_task, read_plan
+from airflow_hudi_etc.compaction.execution import CompactTask, compact_task
+from airflow_hudi_etc.compaction.plans import read_plan
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table import HudiTable
 import pyarrow.parquet, pyarrow.dataset  # imports counted in the baseline
@@ -473,7 +476,7 @@ def p6_memory(cfg, work: str) -> Figure:
 
 # ---------------------------------------------------------------------------- Spark
 def spark_end_to_end(cfg, work: str) -> Figure:
-    from airflow_hudi_etc.compaction.service import execute
+    from airflow_hudi_etc.compaction.execution import execute
     from airflow_hudi_etc.spark.spark_submit import run_job
 
     sizes = {"trivial": cfg.spark_rows[0], "small": cfg.spark_rows[1], "large": cfg.spark_rows[2]}

@@ -35,7 +35,7 @@ def main() -> int:
     import airflow_table as at
     from oracle import hudi_rs_read
 
-    from airflow_hudi_etc.compaction.service import schedule
+    from airflow_hudi_etc.compaction.scheduling import schedule
     from airflow_hudi_etc.spark.shipping import package_zip
 
     version = subprocess.run([py, "-c", "import pyspark; print(pyspark.__version__)"], capture_output=True,
@@ -45,7 +45,7 @@ def main() -> int:
     probe = ("import sys; sys.path.insert(0, %r)\n"
              "from pyspark.sql import SparkSession\n"
              "from airflow_hudi_etc.spark.engines import SparkEngine\n"
-             "import airflow_hudi_etc.compaction.service, airflow_hudi_etc.spark.jobs\n"
+             "import airflow_hudi_etc.compaction.scheduling, airflow_hudi_etc.spark.jobs\n"
              "s = SparkSession.builder.master('local[2]').config('spark.ui.enabled', 'false').getOrCreate()\n"
              "print(SparkEngine(s).map(abs, [-1, -2, 3]))\n"
              "s.stop()\n") % zip_path

@@ -26,8 +26,11 @@ sys.path.insert(0, str(REPO))
 
 import pyarrow as pa  # noqa: E402
 
-import airflow_hudi_etc.compaction.service as service  # noqa: E402
-from airflow_hudi_etc.hudi.timeline import next_instant_time  # noqa: E402
+from airflow_hudi_etc.compaction.execution import execute  # noqa: E402
+from airflow_hudi_etc.compaction.scheduling import schedule  # noqa: E402
+from airflow_hudi_etc.hudi import crash  # noqa: E402
+from airflow_hudi_etc.hudi.storage import Storage  # noqa: E402
+from airflow_hudi_etc.hudi.timeline import Timeline, next_instant_time  # noqa: E402
 from airflow_hudi_etc.hudi.writer import init_table, write_batch  # noqa: E402
 from airflow_hudi_etc.report import write_report  # noqa: E402
 
@@ -47,36 +50,39 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
 
     clock = Clock()
-    service.next_instant_time = lambda timeline, now=None: next_instant_time(timeline, now or clock.now)
     work = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="hudi-etc-chart-"))
     table = work / "trips"
     rng = random.Random(7)
+    # plans get instant times from the demo's clock, as its writes do
+    at_clock = crash.hooked("schedule.instant-time",
+                            lambda point: next_instant_time(Timeline.load(Storage(str(table))), clock.now))
     try:
-        init_table(str(table), table_name="trips", record_key="trip_id", precombine_field="updated_at",
-                   event_time_field="event_time", partition_field="city")
-        for hour in range(1, 49):
-            clock.now = START + hour * HOUR
-            rows = []
-            for _ in range(40):
-                late = rng.choice([0.2, 0.5, 0.8, 1.0, 1.5, 3.0]) if rng.random() < 0.9 else rng.uniform(4, 10)
-                et = clock.now - dt.timedelta(hours=late)
-                rows.append({"trip_id": f"t{rng.randrange(300):03d}", "updated_at": int(clock.now.timestamp() * 1000),
-                             "event_time": int(et.timestamp() * 1000), "city": rng.choice(["nyc", "sf"]),
-                             "fare": round(rng.uniform(5, 80), 2)})
-            write_batch(str(table), pa.Table.from_pylist(rows), now=clock.now)
-            if hour % 6 == 0 and hour != 30:  # the 30h run is missed: the lag grows to 12h once
-                clock.now += dt.timedelta(minutes=10)
-                res = service.schedule(str(table), data_latency="2h", compaction_time=clock.now.isoformat(),
-                                       link_mode="copy")
-                if res.instant:
-                    service.execute(str(table), instant=res.instant)
-        clock.now = START + 49 * HOUR
-        out = Path(a.output)
-        rep = write_report(str(table), str(work / "report"), sla="9h", now=clock.now)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(rep["png"], out)
-        print(f"{out}: {rep['compactions']} compactions, {rep['deltacommits']} deltacommits, "
-              f"threshold {rep['threshold']}, lag {rep['threshold_lag_seconds']:.0f} s")
+        with at_clock:
+            init_table(str(table), table_name="trips", record_key="trip_id", precombine_field="updated_at",
+                       event_time_field="event_time", partition_field="city")
+            for hour in range(1, 49):
+                clock.now = START + hour * HOUR
+                rows = []
+                for _ in range(40):
+                    late = rng.choice([0.2, 0.5, 0.8, 1.0, 1.5, 3.0]) if rng.random() < 0.9 else rng.uniform(4, 10)
+                    et = clock.now - dt.timedelta(hours=late)
+                    rows.append({"trip_id": f"t{rng.randrange(300):03d}", "updated_at": int(clock.now.timestamp() * 1000),
+                                 "event_time": int(et.timestamp() * 1000), "city": rng.choice(["nyc", "sf"]),
+                                 "fare": round(rng.uniform(5, 80), 2)})
+                write_batch(str(table), pa.Table.from_pylist(rows), now=clock.now)
+                if hour % 6 == 0 and hour != 30:  # the 30h run is missed: the lag grows to 12h once
+                    clock.now += dt.timedelta(minutes=10)
+                    res = schedule(str(table), data_latency="2h", compaction_time=clock.now.isoformat(),
+                                   link_mode="copy")
+                    if res.instant:
+                        execute(str(table), instant=res.instant)
+            clock.now = START + 49 * HOUR
+            out = Path(a.output)
+            rep = write_report(str(table), str(work / "report"), sla="9h", now=clock.now)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(rep["png"], out)
+            print(f"{out}: {rep['compactions']} compactions, {rep['deltacommits']} deltacommits, "
+                  f"threshold {rep['threshold']}, lag {rep['threshold_lag_seconds']:.0f} s")
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)

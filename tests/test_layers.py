@@ -91,7 +91,7 @@ def test_the_spark_room_has_the_spark_modules_and_no_shims_are_left():
 def test_the_checker_sees_an_upward_import(tmp_path):
     """The test can fail: a lazy upward import inside a function is found."""
     f = PKG / "hudi" / "_layer_probe.py"
-    f.write_text("def f():\n    from ..compaction.service import schedule\n    import pyspark\n")
+    f.write_text("def f():\n    from ..compaction.scheduling import schedule\n    import pyspark\n")
     try:
         got = _imports(f)
     finally:

@@ -13,7 +13,8 @@ pytest.importorskip("matplotlib")
 from PIL import Image, ImageChops  # noqa: E402  (matplotlib depends on pillow)
 
 from airflow_hudi_etc.cli import main  # noqa: E402
-from airflow_hudi_etc.compaction.service import execute, schedule  # noqa: E402
+from airflow_hudi_etc.compaction.execution import execute  # noqa: E402
+from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.hudi.errors import InvalidInputError  # noqa: E402
 from airflow_hudi_etc.hudi.writer import init_table, write_batch  # noqa: E402
 from airflow_hudi_etc.report import format_status, human_bytes, human_duration, write_report  # noqa: E402

@@ -17,7 +17,11 @@ import pytest
 pytest.importorskip("s3fs")
 moto_server = pytest.importorskip("moto.server")
 
-from airflow_hudi_etc.compaction.service import execute, rollback, schedule  # noqa: E402
+from airflow_hudi_etc.compaction.execution import execute  # noqa: E402
+
+from airflow_hudi_etc.compaction.lifecycle import rollback
+
+from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.hudi.errors import (  # noqa: E402
     InstantExistsError,
     InvalidInputError,
@@ -314,7 +318,7 @@ def test_a_symlink_plan_moved_to_s3_is_refused_before_anything_is_written(s3_opt
     refuses it with a typed error and writes nothing (unschedule, schedule again: copy)."""
     import fsspec
 
-    from airflow_hudi_etc.compaction.service import unschedule
+    from airflow_hudi_etc.compaction.lifecycle import unschedule
 
     local = tmp_path / "t"
     make_table(str(local), {})

@@ -22,7 +22,9 @@ import pytest
 
 from airflow_hudi_etc.cli import main as cli_main
 from airflow_hudi_etc.hudi import plan as plan_mod
-from airflow_hudi_etc.compaction.service import CompactTask, execute, read_plan, schedule
+from airflow_hudi_etc.compaction.execution import CompactTask, execute
+from airflow_hudi_etc.compaction.plans import read_plan
+from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
 from airflow_hudi_etc.hudi import avro_models as am
 from airflow_hudi_etc.hudi.errors import UnsafePathError

@@ -25,7 +25,7 @@ from ..hudi.storage import Storage, safe_relpath
 from ..hudi.table import HudiTable
 from ..hudi.timeline import Action, Instant, State, next_instant_time
 from ..hudi.etc_keys import RETAIN_COMMITS
-from .service import final_target, link_target, pending_plan_groups, read_plan
+from .plans import final_target, link_target, pending_plan_groups, read_plan
 
 POLICY = "KEEP_LATEST_COMMITS"
 

@@ -51,7 +51,7 @@ def reset_threshold(path: str | Storage, *, to: str | None = None, instant: str 
     ``to`` above the current threshold (thresholds move forward only by compacting) or in the
     future."""
     from ..hudi.table import HudiTable
-    from .service import check_not_future, parse_time
+    from .times import check_not_future, parse_time
     from .trigger import published_threshold
 
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})

@@ -36,7 +36,8 @@ from ..hudi.table import HudiTable
 from ..hudi import avro_models as am
 from ..hudi.coexistence import metadata_table_state
 from ..hudi.timeline import TEMP_DIR, Action, State, iter_write_stats
-from .service import K_LINKS, LINK_TOKEN, _verify_links, links_precreated, read_plan
+from .execution import verify_links
+from .plans import K_LINKS, LINK_TOKEN, links_precreated, read_plan
 
 _TMP_PREFIX = ".hudi-etc-tmp-"
 
@@ -202,7 +203,7 @@ def validate(path: str | Storage, *, storage_options: Mapping[str, Any] | None =
             continue  # reported above as a broken plan
         try:
             if links_precreated(plan):
-                _verify_links(storage, plan)
+                verify_links(storage, plan)
         except (FileNotFoundError, HudiEtcError) as e:
             problem("link-mismatch", inst.path(), str(e))
     mdt = metadata_table_state(storage, table.config)

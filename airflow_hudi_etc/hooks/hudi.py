@@ -98,7 +98,7 @@ def _secret_values(options: Mapping[str, Any]) -> list[str]:
 # --------------------------------------------------------------------------- pure checks
 def pending_plans(table: HudiTable) -> list[dict]:
     """Pending compactions, oldest first, with the threshold their plan carries (None: not ours)."""
-    from ..compaction.service import read_plan
+    from ..compaction.plans import read_plan
     from ..hudi import etc_keys as keys
     from ..hudi.stats import iso_ms
 
@@ -143,31 +143,31 @@ def event_time_check(path: Any, *, threshold_ms: int, storage_options: Mapping[s
     (another pending compaction or clustering must finish first). ``done`` is true except for
     ``waiting``.
     """
-    from ..compaction.trigger import check_readiness
+    from ..compaction.results import Outcome
+    from ..compaction.scheduling import plan_decision
     from ..hudi.table import HudiTable
 
     table = path if isinstance(path, HudiTable) else HudiTable.load(path, storage_options)
-    r = check_readiness(table, threshold_ms=threshold_ms)
-    own = None
-    if not r.ready and not r.covered and r.pending_compactions and not r.pending_clustering:
-        own = next((p for p in pending_plans(table) if p["threshold_ms"] == threshold_ms), None)
-    if r.ready:
+    d = plan_decision(table, threshold_ms=threshold_ms)  # the one decision, as schedule makes it
+    r = d.readiness
+    own = d.instant if d.outcome is Outcome.ALREADY_SCHEDULED else None
+    if own is not None:
+        state = "resume"
+        message = (f"resume: compaction {own} was planned for this very threshold by an earlier attempt; "
+                   f"it will be reused and executed")
+    elif d.outcome is Outcome.READY:
         state, message = "ready", "ready: no pending compaction or clustering, threshold moves forward"
-    elif r.covered:
+    elif d.outcome is Outcome.COVERED:
         state = "covered"
         message = (f"covered: the last event-time compaction ({r.last_compaction_instant}) already published "
                    f"threshold {r.last_threshold} >= {r.threshold}; nothing to do for this run (backfill no-op)")
-    elif own is not None:
-        state = "resume"
-        message = (f"resume: compaction {own['instant']} ({own['state']}) was planned for this very threshold "
-                   f"by an earlier attempt; it will be reused and executed")
     else:
         state, message = "waiting", f"waiting: {r.reason}"
     return {
         **r.as_dict(),
         "state": state,
         "done": state != "waiting",
-        "pending_plan": own["instant"] if own else None,
+        "pending_plan": own,
         "message": message,
     }
 

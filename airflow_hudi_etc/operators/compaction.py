@@ -338,7 +338,7 @@ class ScheduleEventTimeCompactionOperator(HudiEtcSparkJobOperator):
 
     @fail_fast
     def execute(self, context: Context) -> dict:
-        from ..compaction.service import parse_duration
+        from ..compaction.times import parse_duration
         from ..hooks.hudi import event_time_check, pending_plans
         from ..hudi.errors import InvalidInputError
         from ..sensors.event_time import threshold_for
@@ -474,7 +474,7 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
 
     @fail_fast
     def execute(self, context: Context) -> dict:
-        from ..compaction.service import execute as execute_locally
+        from ..compaction.execution import execute as execute_locally
         from ..hooks.hudi import compaction_state
         from ..hudi.errors import InvalidTimelineError
 

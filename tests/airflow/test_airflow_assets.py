@@ -18,7 +18,8 @@ import pytest
 import airflow_table as at
 from airflow_env import asset_events
 from airflow_hudi_etc.assets import asset_uri, table_asset, table_path_of
-from airflow_hudi_etc.compaction.service import execute, schedule
+from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.triggers.event_time import EventTimeThresholdTrigger
 from paths import REPO
 

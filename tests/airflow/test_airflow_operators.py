@@ -18,7 +18,8 @@ import pytest
 from airflow.sdk.exceptions import AirflowSkipException
 
 import airflow_table as at
-from airflow_hudi_etc.compaction.service import execute, schedule
+from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.hudi.errors import InvalidInputError, InvalidTimelineError, TableNotFoundError
 from airflow_hudi_etc.operators.compaction import (
     ExecuteCompactionOperator,

@@ -17,7 +17,8 @@ from airflow.sdk.exceptions import AirflowSensorTimeout, AirflowSkipException, T
 from airflow.triggers.base import TriggerEvent
 
 import airflow_table as at
-from airflow_hudi_etc.compaction.service import execute, schedule
+from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.hudi.errors import InvalidInputError, TableNotFoundError
 from airflow_hudi_etc.sensors.event_time import EventTimeCompactionSensor
 from airflow_hudi_etc.triggers.event_time import EventTimeCompactionTrigger

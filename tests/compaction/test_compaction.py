@@ -9,14 +9,16 @@ import pytest
 
 from airflow_hudi_etc.compaction import executor
 from airflow_hudi_etc.hudi import avro_arrow
-from airflow_hudi_etc.compaction.service import execute, rollback, schedule, unschedule
+from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.lifecycle import rollback, unschedule
+from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.writer import write_batch
+from airflow_hudi_etc.hudi.writer import LocalEngine, write_batch
 from model import random_history
 from oracle import hudi_rs_read
 from batches import DATA_COLS, batch, run_history
 from compaction_checks import assert_updates_after_compaction_find_their_file_group, check_ro_guarantee, expected_exact_ro
-from faults import second_task_fails
+from faults import SecondTaskFails
 from reading import iso, snapshot_by_key
 
 SLOW = pytest.mark.slow
@@ -99,8 +101,7 @@ def test_rollback_and_unschedule_restore_the_snapshot(tmp_path):
     assert snapshot_by_key(path) == before
     res = schedule(str(path), data_latency="1h", compaction_time=iso(t0 + 4 * 3_600_000), link_mode="copy")
     with pytest.raises(OSError):
-        with second_task_fails():
-            execute(str(path), instant=res.instant)
+        execute(str(path), instant=res.instant, engine=SecondTaskFails())
     assert snapshot_by_key(path) == before  # inflight output is invisible
     out = rollback(str(path), instant=res.instant)
     assert out["status"] == "requested"
@@ -227,7 +228,7 @@ def test_java_written_table_compacts_through_the_scan_fallback(fixture_copy, exa
     res = schedule(str(path), data_latency="1h", compaction_time=iso(threshold + 3_600_000), event_time_field="ts",
                    link_mode="copy", exact_split=exact)
     assert res.instant and res.threshold_ms == threshold
-    plan = __import__("airflow_hudi_etc.compaction.service", fromlist=["show_plan"]).show_plan(str(path), instant=res.instant)
+    plan = __import__("airflow_hudi_etc.compaction.plans", fromlist=["show_plan"]).show_plan(str(path), instant=res.instant)
     assert plan["extra_metadata"]["hoodie.etc.event.time.source"].startswith("scan")
     assert plan["extra_metadata"]["hoodie.etc.event.time.field"] == "ts"
     out = execute(str(path))

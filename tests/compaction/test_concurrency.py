@@ -1,7 +1,7 @@
 """A writer committing while a compaction plan is made, is requested, executes and rolls back.
 
 Interleavings are deterministic: the compaction's named points (hudi/crash.py) become hooks
-(the module's ``crashpoint`` is wrapped for the test), and its per-operation tasks run through
+(callbacks registered with ``crash.hooked``), and its per-operation tasks run through
 an engine that calls the writer before or after chosen tasks. At a hook the writer commits a
 whole batch (in this process, or as a real ``hudi-etc write`` process). Seeded: each seed picks
 1-3 writes (update / re-insert of a key a compacted delete removed / delete / insert) and where
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import random
+import contextlib
 import subprocess
 import sys
 import threading
@@ -32,8 +33,11 @@ import threading
 import pyarrow as pa
 import pytest
 
-import airflow_hudi_etc.compaction.service as svc
-from airflow_hudi_etc.compaction.service import execute, rollback, schedule, unschedule
+from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.plans import show_plan
+from airflow_hudi_etc.hudi import crash
+from airflow_hudi_etc.compaction.lifecycle import rollback, unschedule
+from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
 from airflow_hudi_etc.hudi.errors import HudiEtcError, InvalidTimelineError
 from airflow_hudi_etc.hudi.storage import Storage
@@ -88,10 +92,10 @@ class InterleavingEngine(LocalEngine):
 
 
 @pytest.fixture
-def hooks(monkeypatch):
+def hooks():
     h = Hooks()
-    monkeypatch.setattr(svc, "crashpoint", h)
-    return h
+    with crash.hooked(crash.ALL, h):
+        yield h
 
 
 @pytest.fixture(scope="module")
@@ -209,14 +213,14 @@ def run_interleaving(sc, seed: int, hooks: Hooks, *, process: bool = False) -> d
         except OSError:
             pass
         assert Timeline.load(Storage(str(sc.path))).pending_compactions[0].state.name == "INFLIGHT"
-        n_links = sum(len(op["links"]) for op in svc.show_plan(str(sc.path), instant=res.instant)["operations"])
+        n_links = sum(len(op["links"]) for op in show_plan(str(sc.path), instant=res.instant)["operations"])
         for _ in range(n_writes):
             point = rng.choice(ROLLBACK_POINTS if n_links else ROLLBACK_POINTS[1:])
             nth = rng.randint(1, min(2, n_links)) if point == "rollback.after-file-removed" else 1  # (links only)
             hooks.add(point, lambda k=rng.choice(KINDS): log["events"].append(w(k)), nth)
         assert rollback(str(sc.path), instant=res.instant)["status"] == "requested"
     elif phase == "execute":
-        n_links = sum(len(op["links"]) for op in svc.show_plan(str(sc.path), instant=res.instant)["operations"])
+        n_links = sum(len(op["links"]) for op in show_plan(str(sc.path), instant=res.instant)["operations"])
         points = [p for p in EXEC_POINTS if p != "execute.after-link" or n_links]
         for _ in range(n_writes):
             point = rng.choice(points)
@@ -310,16 +314,12 @@ def test_write_into_slice_c_after_its_task_read_it_is_folded_before_the_commit(t
     assert _keys_after_updating_all(path, model) == ["k1", "k2"]
 
 
-def test_write_that_outlives_the_compaction_is_written_again(tmp_path, monkeypatch):
+def test_write_that_outlives_the_compaction_is_written_again(tmp_path):
     """A writer that chose slice C while the plan was pending but commits after the compaction
     completed re-checks the plans before its commit and writes the batch again (tagged against
     the new base): k1 then starts a new file group instead of hiding in slice C."""
     path, model, instant = _deleted_then_planned(tmp_path)
-    import airflow_hudi_etc.hudi.writer as wr
-
     done = []
-    real = wr.crashpoint
-
     hits = []
 
     def before_commit(name):
@@ -327,10 +327,9 @@ def test_write_that_outlives_the_compaction_is_written_again(tmp_path, monkeypat
             hits.append(name)
             if not done:
                 done.append(execute(str(path)))  # the compaction completes under the writer
-        real(name)
 
-    monkeypatch.setattr(wr, "crashpoint", before_commit)
-    res = write_batch(str(path), _batch([_row("k1", 5, "re-insert")]))
+    with crash.hooked("write.before-commit", before_commit):
+        res = write_batch(str(path), _batch([_row("k1", 5, "re-insert")]))
     model.upsert([_row("k1", 5, "re-insert")], "key")
     assert done and done[0]["status"] == "completed"
     assert len(hits) == 2  # the first attempt was undone, the second committed
@@ -344,24 +343,22 @@ def test_write_that_outlives_the_compaction_is_written_again(tmp_path, monkeypat
                    "execute's last re-check and its commit file, and had passed its own pre-commit re-check "
                    "while the plan was pending, re-inserts a key the new base lacks; the next upsert of that "
                    "key duplicates it. Closing it needs a lock shared by writer and executor.")
-def test_residual_window_between_the_last_recheck_and_the_commit(tmp_path, monkeypatch):
+def test_residual_window_between_the_last_recheck_and_the_commit(tmp_path):
     path, model, instant = _deleted_then_planned(tmp_path)
-    real = svc.dump_commit_metadata
     reinsert = [_row("k1", 5, "in the window")]
 
-    def write_then_dump(meta):
-        if not getattr(write_then_dump, "done", False):
-            write_then_dump.done = True
+    def write(point):
+        if not getattr(write, "done", False):
+            write.done = True
             write_batch(str(path), _batch(reinsert))
             model.upsert(reinsert, "key")
-        return real(meta)
 
-    monkeypatch.setattr(svc, "dump_commit_metadata", write_then_dump)
-    assert execute(str(path))["status"] == "completed"
+    with crash.hooked("execute.before-commit-file", write):
+        assert execute(str(path))["status"] == "completed"
     assert _keys_after_updating_all(path, model) == ["k1", "k2"]
 
 
-def test_write_between_the_schedule_recheck_and_the_plan_makes_execute_refuse(bases, tmp_path, monkeypatch):
+def test_write_between_the_schedule_recheck_and_the_plan_makes_execute_refuse(bases, tmp_path):
     """The scheduler's residual window: a write that neither the scheduler's re-check saw nor saw
     the plan itself commits into a slice the plan closes. execute then refuses the stale plan
     (a typed error, nothing written: readers still merge the old slice), and unschedule +
@@ -370,18 +367,14 @@ def test_write_between_the_schedule_recheck_and_the_plan_makes_execute_refuse(ba
     rows = sc.w1_rows()
     write_batch(str(sc.path), _batch(rows))
     sc.applied(rows, before_plan=True)
-    real = svc._planning_conflict
     late = sc.w2_rows("raced the scheduler")
 
-    def recheck_then_write(*a):
-        out = real(*a)
+    def write(point):
         write_batch(str(sc.path), _batch(late))
         sc.applied(late, before_plan=True)
-        return out
 
-    monkeypatch.setattr(svc, "_planning_conflict", recheck_then_write)
-    res = schedule(str(sc.path), data_latency=LATENCY, compaction_time=COMPACTION_TIME, link_mode=sc.link_mode)
-    monkeypatch.setattr(svc, "_planning_conflict", real)
+    with crash.hooked("schedule.after-recheck", write):
+        res = schedule(str(sc.path), data_latency=LATENCY, compaction_time=COMPACTION_TIME, link_mode=sc.link_mode)
     assert res.instant
     assert_snapshot(sc)
     from tests_digest import tree_digest
@@ -442,28 +435,22 @@ ORDERS = {
 
 
 @pytest.mark.parametrize("order", sorted(ORDERS))
-def test_two_schedulers_at_most_one_plan(bases, tmp_path, monkeypatch, order):
+def test_two_schedulers_at_most_one_plan(bases, tmp_path, order):
     sc = clone(bases(5), tmp_path)
     rows = sc.w1_rows()
     write_batch(str(sc.path), _batch(rows))
     sc.applied(rows, before_plan=True)
     gate = Gate()
-    monkeypatch.setattr(svc, "crashpoint", gate)
-    real = svc._planning_conflict
 
-    def recheck(*a):
-        out = real(*a)
-        gate("schedule.after-recheck")
-        return out
-
-    monkeypatch.setattr(svc, "_planning_conflict", recheck)
-    def next_instant(tl, now=None, zone=None):
+    def next_instant(point):
         # instant times come from the clock: pin them, distinct (or equal for "same-instant")
         if threading.current_thread().name == "S2" and order != "same-instant":
             return "20991231000000001"
         return "20991231000000000"
 
-    monkeypatch.setattr(svc, "next_instant_time", next_instant)
+    held = contextlib.ExitStack()
+    held.enter_context(crash.hooked(crash.ALL, gate))
+    held.enter_context(crash.hooked("schedule.instant-time", next_instant))
     waits = [gate.add(t, p) for t, p in ORDERS[order]]
     results: dict = {}
     threads = {n: _scheduler(sc, results, n) for n in ("S1", "S2")}
@@ -491,7 +478,7 @@ def test_two_schedulers_at_most_one_plan(bases, tmp_path, monkeypatch, order):
             assert r.reason.startswith("conflict") or r.reason.startswith("pending compaction"), r
     if order != "both-past-the-recheck":
         assert len(plans) == 1  # one of them won
-    monkeypatch.setattr(svc, "crashpoint", lambda name: None)
+    held.close()
     if not plans:
         assert schedule(str(sc.path), data_latency=LATENCY, compaction_time=COMPACTION_TIME,
                         link_mode=sc.link_mode).instant

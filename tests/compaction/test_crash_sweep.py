@@ -26,7 +26,9 @@ import json
 import pytest
 
 from airflow_hudi_etc.compaction.clean import clean
-from airflow_hudi_etc.compaction.service import execute, rollback, schedule, unschedule
+from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.lifecycle import rollback, unschedule
+from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
 from airflow_hudi_etc.hudi import crash
 from airflow_hudi_etc.hudi.logformat import parse_log_file_name

@@ -10,7 +10,11 @@ import datetime as dt
 import pyarrow as pa
 import pytest
 
-from airflow_hudi_etc.compaction.service import execute, schedule, show_plan
+from airflow_hudi_etc.compaction.execution import execute
+
+from airflow_hudi_etc.compaction.plans import show_plan
+
+from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
 from airflow_hudi_etc.hudi.table import HudiTable
 from airflow_hudi_etc.hudi.writer import init_table, write_batch

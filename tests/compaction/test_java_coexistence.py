@@ -18,7 +18,9 @@ import pyarrow as pa
 import pytest
 
 from airflow_hudi_etc.compaction.clean import clean
-from airflow_hudi_etc.compaction.service import execute, rollback, schedule, unschedule
+from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.lifecycle import rollback, unschedule
+from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
 from airflow_hudi_etc.hudi import logformat as lf
 from airflow_hudi_etc.hudi.coexistence import drop_metadata_table

@@ -12,12 +12,16 @@ import random
 
 import pytest
 
-from airflow_hudi_etc.compaction import service as svc
-from airflow_hudi_etc.compaction.service import schedule, show_plan
+from airflow_hudi_etc.compaction import scheduling
+from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.lifecycle import unschedule
+from airflow_hudi_etc.compaction.plans import show_plan
+from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.hudi import fsview
 from airflow_hudi_etc.hudi import logformat as lf
 from airflow_hudi_etc.hudi import timeline as tlm
 from airflow_hudi_etc.hudi.errors import InvalidTimelineError
+from airflow_hudi_etc.hudi.plan import LINK_TOKEN
 from airflow_hudi_etc.hudi.stats import SOURCE_SCAN, SOURCE_STATS, EventRange, log_event_ranges
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table import HudiTable
@@ -288,14 +292,14 @@ def test_schedule_reads_no_commit_before_the_oldest_log_base_instant(tmp_path):
     old = _write(path, [row])
     _write(path, [{**row, "ts": 2, "event_time": T0 + DAY}])
     res = schedule(str(path), data_latency="1h", compaction_time=svc_iso(T0 + 3 * DAY), strategy="compact-all")
-    svc.execute(str(path))
+    execute(str(path))
     _write(path, [{**row, "ts": 3, "event_time": T0 + 2 * DAY}])  # a log in slice res.instant
     (path / ".hoodie" / f"{old}.deltacommit").write_bytes(b"{ damaged")
     again = schedule(str(path), data_latency="1h", compaction_time=svc_iso(T0 + 4 * DAY))
     assert again.instant and again.operations == 1
     # a damaged commit at or after that instant is still refused, nothing written
     last = HudiTable.load(str(path)).timeline.completed_writes[-1].timestamp
-    svc.unschedule(str(path), instant=again.instant)
+    unschedule(str(path), instant=again.instant)
     (path / ".hoodie" / f"{last}.deltacommit").write_bytes(b"{ damaged")
     before = sorted(os.listdir(path / ".hoodie"))
     with pytest.raises(InvalidTimelineError):
@@ -307,29 +311,29 @@ def test_link_operation_names_are_format_log_file_names():
     logs = [fsview.LogFile("p", f".x_1.log.{v}_0-1-0", "x", "1", v, "0-1-0") for v in (3, 4, 5)]
     for fid in ("f1", "abc-DEF-0", "f1\n"):
         for first in (1, 2):
-            got = svc._link_ops(fid, "20991231000000000", first, logs)
+            got = scheduling._link_ops(fid, "20991231000000000", first, logs)
             assert [(x.link, x.target) for x in got] == [
-                (lf.format_log_file_name(fid, "20991231000000000", first + i, svc.LINK_TOKEN), x.name)
+                (lf.format_log_file_name(fid, "20991231000000000", first + i, LINK_TOKEN), x.name)
                 for i, x in enumerate(logs)]
     for fid in ("a_b", "a.b", "", "é"):
         with pytest.raises(ValueError, match="file id"):
-            svc._link_ops(fid, "20991231000000000", 1, logs)
-    assert svc._link_ops("a_b", "20991231000000000", 1, []) == ()
+            scheduling._link_ops(fid, "20991231000000000", 1, logs)
+    assert scheduling._link_ops("a_b", "20991231000000000", 1, []) == ()
 
 
 def test_gc_pause_restores_the_collector_as_it_was():
     assert gc.isenabled()
-    with svc._gc_paused():
+    with scheduling._gc_paused():
         assert not gc.isenabled()
     assert gc.isenabled()
     gc.disable()
     try:
-        with svc._gc_paused():
+        with scheduling._gc_paused():
             assert not gc.isenabled()
         assert not gc.isenabled()
     finally:
         gc.enable()
     with pytest.raises(RuntimeError):
-        with svc._gc_paused():
+        with scheduling._gc_paused():
             raise RuntimeError
     assert gc.isenabled()

@@ -351,7 +351,9 @@ def test_a_refused_or_committed_write_leaves_no_marker_folder(tmp_path):
 
 
 def test_retried_rollbacks_add_no_rollback_instant(tmp_path):
-    from airflow_hudi_etc.compaction.service import execute, rollback, schedule
+    from airflow_hudi_etc.compaction.execution import execute
+    from airflow_hudi_etc.compaction.lifecycle import rollback
+    from airflow_hudi_etc.compaction.scheduling import schedule
 
     path = new_table(tmp_path / "t")
     write_batch(str(path), pa.table({"id": ["a"], "ts": [1], "et": [T0], "v": [1]}))
@@ -363,19 +365,13 @@ def test_retried_rollbacks_add_no_rollback_instant(tmp_path):
         assert rollback(str(path), instant=plan) == {"instant": plan, "status": "requested", "files_removed": 0,
                                                      "rollback_instant": None}
     assert snapshot(path) == before
-    import airflow_hudi_etc.compaction.service as svc
+    from airflow_hudi_etc.hudi import crash
 
-    def crash(name):
-        if name == "execute.before-commit":
-            raise RuntimeError("crash (injected)")
+    def crash_here(point):
+        raise RuntimeError("crash (injected)")
 
-    real = svc.crashpoint
-    svc.crashpoint = crash
-    try:
-        with pytest.raises(RuntimeError):
-            execute(str(path))
-    finally:
-        svc.crashpoint = real
+    with crash.hooked("execute.before-commit", crash_here), pytest.raises(RuntimeError):
+        execute(str(path))
     first = rollback(str(path), instant=plan)
     assert first["files_removed"] > 0 and first["rollback_instant"]
     after_first = snapshot(path)
@@ -387,7 +383,8 @@ def test_retried_rollbacks_add_no_rollback_instant(tmp_path):
 
 # ------------------------------------------------------------------ item 10: validate sees damage
 def compacted_table(tmp_path) -> Path:
-    from airflow_hudi_etc.compaction.service import execute, schedule
+    from airflow_hudi_etc.compaction.execution import execute
+    from airflow_hudi_etc.compaction.scheduling import schedule
 
     path = new_table(tmp_path / "t", partition_field="p")
     write_batch(str(path), pa.table({"id": ["a", "b"], "ts": [1, 1], "et": [T0, T0], "p": ["x", "y"]}))
@@ -427,7 +424,7 @@ def test_validate_reports_a_deleted_log_a_truncated_base_and_a_corrupt_commit(tm
 
 # ------------------------------------------------------------------ item 6: no false thresholds
 def test_a_compaction_time_in_the_future_is_refused_with_the_allowed_skew(tmp_path, monkeypatch):
-    from airflow_hudi_etc.compaction.service import schedule
+    from airflow_hudi_etc.compaction.scheduling import schedule
 
     path = new_table(tmp_path / "t")
     write_batch(str(path), pa.table({"id": ["a"], "ts": [1], "et": [T0]}))
@@ -454,7 +451,8 @@ def test_a_compaction_time_in_the_future_is_refused_with_the_allowed_skew(tmp_pa
 
 def test_a_threshold_published_by_mistake_is_withdrawn_with_reset_threshold(tmp_path, capsys, monkeypatch):
     from airflow_hudi_etc.compaction.metrics import table_metrics
-    from airflow_hudi_etc.compaction.service import execute, schedule
+    from airflow_hudi_etc.compaction.execution import execute
+    from airflow_hudi_etc.compaction.scheduling import schedule
     from airflow_hudi_etc.hudi.timeline import parse_instant_time
 
     path = new_table(tmp_path / "t")
@@ -507,7 +505,8 @@ def test_sync_catalog_republishes_a_withdrawn_threshold(tmp_path):
     """The catalog never moves a threshold back, except one of the same compaction lowered by
     reset-threshold. Three JVM starts (a real embedded-Derby Hive metastore)."""
     import airflow_table as at
-    from airflow_hudi_etc.compaction.service import execute, schedule
+    from airflow_hudi_etc.compaction.execution import execute
+    from airflow_hudi_etc.compaction.scheduling import schedule
     from airflow_hudi_etc.compaction.threshold_reset import reset_threshold
     from scenario import cli
 
@@ -530,7 +529,8 @@ def test_sync_catalog_republishes_a_withdrawn_threshold(tmp_path):
 
 @pytest.mark.parametrize("damage", ["truncated base", "deleted log", "dangling link"])
 def test_execute_refuses_a_plan_whose_inputs_are_damaged_before_writing_anything(tmp_path, damage):
-    from airflow_hudi_etc.compaction.service import execute, schedule
+    from airflow_hudi_etc.compaction.execution import execute
+    from airflow_hudi_etc.compaction.scheduling import schedule
 
     path = new_table(tmp_path / "t")
     write_batch(str(path), pa.table({"id": ["a", "b"], "ts": [1, 1], "et": [T0, T0]}))

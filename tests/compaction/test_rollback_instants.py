@@ -15,7 +15,9 @@ import fastavro
 import pyarrow as pa
 
 import airflow_table as at
-from airflow_hudi_etc.compaction.service import execute, rollback, schedule
+from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.lifecycle import rollback
+from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.hudi import crash
 from airflow_hudi_etc.hudi.writer import write_batch
 from oracle import hudi_rs_read

@@ -7,11 +7,12 @@ import os
 import pytest
 
 from airflow_hudi_etc.compaction.clean import clean
-from airflow_hudi_etc.compaction.service import execute, schedule
+from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
 from batches import run_history
 from compacted_histories import two_compactions
-from faults import second_task_fails
+from faults import SecondTaskFails
 from reading import iso
 
 T0 = 1_700_000_000_000
@@ -56,8 +57,8 @@ def test_pending_plan_files_are_reported_as_pending_not_orphans(tmp_path):
     path, _ = run_history(tmp_path, 2, batches=6, monotone=True)
     res = schedule(str(path), data_latency="1h", compaction_time=iso(T0 + 4 * H), link_mode="copy")
     assert res.instant
-    with pytest.raises(OSError), second_task_fails():
-        execute(str(path))
+    with pytest.raises(OSError):
+        execute(str(path), engine=SecondTaskFails())
     r = validate(str(path))
     assert r["ok"] and r["pending_files"], r
     assert all(res.instant in f for f in r["pending_files"])

@@ -42,7 +42,8 @@ import pytest
 from airflow_hudi_etc.hudi import plan as plan_mod
 from airflow_hudi_etc.compaction.metrics import table_metrics
 from airflow_hudi_etc.hudi.plan import CompactionPlan
-from airflow_hudi_etc.compaction.service import execute, schedule
+from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
 from airflow_hudi_etc.hudi import avro_arrow
 from airflow_hudi_etc.hudi import logformat as lf

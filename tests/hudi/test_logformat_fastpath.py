@@ -17,7 +17,7 @@ import pytest
 from airflow_hudi_etc.hudi.logformat import encode_avro_records
 from airflow_hudi_etc.hudi.logformat.avro_data import _avro_block_header, _parsed_schema, decode_avro_records_reference
 from airflow_hudi_etc.hudi.logformat.avro_fast import fast_decoder
-from test_logformat import random_schema_and_records
+from random_avro import random_schema_and_records
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402

@@ -78,7 +78,8 @@ def test_empty_base_file_has_no_bloom_filter():
 def test_every_base_file_we_write_carries_the_footer_hudis_bloom_index_reads(tmp_path, seed):
     """Java's BLOOM index prunes a file group by the key range in the footer, then by the bloom
     filter: both must be there and hold exactly the file's keys, for inserts and compactions."""
-    from airflow_hudi_etc.compaction.service import execute, schedule
+    from airflow_hudi_etc.compaction.execution import execute
+    from airflow_hudi_etc.compaction.scheduling import schedule
     from batches import run_history
 
     path, _ = run_history(tmp_path, seed, partitioned=seed % 2 == 0, batches=5)

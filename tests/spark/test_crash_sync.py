@@ -14,7 +14,8 @@ import json
 import pytest
 
 import airflow_table as at
-from airflow_hudi_etc.compaction.service import execute, schedule
+from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.hudi import crash
 from scenario import cli
 

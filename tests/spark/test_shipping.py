@@ -31,7 +31,7 @@ def test_package_zip_is_the_package_and_is_cached(tmp_path, monkeypatch):
     mtime = z.stat().st_mtime_ns
     assert shipping.package_zip() == str(z) and z.stat().st_mtime_ns == mtime  # reused, not rebuilt
     # a fresh interpreter that imports only from the zip gets a working package
-    code = "import airflow_hudi_etc.compaction.service as s, sys; print(s.__file__)"
+    code = "import airflow_hudi_etc.compaction.scheduling as s, sys; print(s.__file__)"
     r = subprocess.run([sys.executable, "-S", "-c", f"import sys; sys.path.insert(0, {str(z)!r}); "
                         "sys.path += [p for p in " + repr(_site_paths()) + "]; " + code],
                        capture_output=True, text=True, cwd=tmp_path, env={"PATH": os.environ["PATH"]})
@@ -187,7 +187,7 @@ def test_earlier_attempt_seen_before_execute(tmp_path):
     import airflow_table as at
 
     from airflow_hudi_etc.contract import build_parser
-    from airflow_hudi_etc.compaction.service import schedule
+    from airflow_hudi_etc.compaction.scheduling import schedule
     from airflow_hudi_etc.spark.jobs import _earlier_attempt
 
     table = tmp_path / "t"

@@ -72,7 +72,7 @@ def test_cli_execute_on_cluster_with_packed_env(cluster, tmp_path):
     batches = at.build(table)
     snapshot0, ro0 = by_key(table), by_key(table, ro=True)
     assert len(at.ro_violations(table, batches, at.THRESHOLD_MS)) == 30
-    from airflow_hudi_etc.compaction.service import schedule
+    from airflow_hudi_etc.compaction.scheduling import schedule
 
     instant = schedule(str(table), data_latency=at.LATENCY, compaction_time=at.COMPACTION_TIME).instant
     before = {a["id"] for a in cluster.completed_apps()}
@@ -161,7 +161,7 @@ def test_nightly_dag_on_cluster_with_spark_defaults(cluster, tmp_path, monkeypat
 def test_job_submitted_by_hand_ships_the_package_itself(cluster, tmp_path):
     """``spark-submit spark_jobs/hudi_etc_job.py`` without ``--py-files``: the driver has the package,
     the executors get it from the driver (``addPyFile`` of the cached zip)."""
-    from airflow_hudi_etc.compaction.service import schedule
+    from airflow_hudi_etc.compaction.scheduling import schedule
     from airflow_hudi_etc.spark.spark_submit import job_env, spark_submit_binary
 
     table = tmp_path / "trips"

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from airflow_hudi_etc.compaction.service import execute, schedule
+from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.scheduling import schedule
 from batches import batch, run_history
 from reading import iso
 

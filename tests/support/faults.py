@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
+from airflow_hudi_etc.hudi.writer import LocalEngine
 
 
-@contextlib.contextmanager
-def second_task_fails():
+class SecondTaskFails(LocalEngine):
     """The executor dies on the second compaction task (an in-process stand-in for a lost executor)."""
-    import airflow_hudi_etc.compaction.service as svc
 
-    real, calls = svc.compact_task, []
-
-    def dying(task):
-        calls.append(task)
-        if len(calls) > 1:
+    def map(self, fn, items):
+        items = list(items)
+        if len(items) > 1:
+            fn(items[0])
             raise OSError("executor lost (injected)")
-        return real(task)
-
-    svc.compact_task = dying
-    try:
-        yield
-    finally:
-        svc.compact_task = real
+        return super().map(fn, items)

@@ -1,0 +1,411 @@
+"""Execute a compaction plan.
+
+``<C>.compaction.inflight``; per operation (one task each; ``engine.map``) merge the base file
+with the selected logs into ``{fileId}_{token}_{C}.parquet`` keeping each record's meta fields
+(an exact split also writes the split log); the plan's re-exposed logs, made when it was
+scheduled, are verified first. Then ``<C>.commit`` with the threshold and the link operations
+in its extra metadata. One execution of a plan at a time (heartbeat); an inflight plan of a
+crashed run is rolled back first; a completed one is reported again (idempotent).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import posixpath
+import time
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import pyarrow as pa
+
+from ..hudi import etc_keys as keys
+from ..hudi import crash, heartbeat, markers
+from ..hudi import logformat as lf
+from ..hudi.crash import crashpoint
+from ..hudi.errors import InvalidTimelineError, UnsupportedFeatureError
+from ..hudi.plan import CompactionPlan, Operation
+from ..hudi.schema import FILE_NAME
+from ..hudi.stats import log_event_ranges
+from ..hudi.storage import Storage, temp_owner
+from ..hudi.table import HudiTable, SliceReadSpec
+from ..hudi.timeline import Action, Instant, META_DIR, State, commit_metadata, dump_commit_metadata, write_stat
+from ..hudi.writer import LocalEngine
+from .executor import write_base_table, write_merged_base
+from .lifecycle import rollback
+from .metrics import (
+    K_COMPACTED_BYTES,
+    K_COMPACTED_LOGS,
+    K_EXECUTION,
+    K_LINK_BYTES,
+    K_REMAINING_BYTES,
+    K_REMAINING_FILES,
+    K_REMAINING_MIN_ET,
+    K_SPLIT_RECORDS,
+)
+from .plans import (
+    K_ET_FIELD,
+    K_LINKS,
+    K_LINK_MODE,
+    K_THRESHOLD_MS,
+    base_records_filterable,
+    drop_placeholder,
+    final_target,
+    is_exact_split,
+    link_target,
+    links_precreated,
+    plan_link_files,
+    read_plan,
+    split_log_name,
+)
+from .results import commit_figures
+from .split import split_at_threshold, write_split_log
+
+
+@dataclass(frozen=True)
+class CompactTask:
+    storage: Storage
+    instant: str
+    op: Operation
+    task_index: int
+    link_mode: str
+    schema_json: str
+    split_threshold_ms: int | None = None  # exact split: records after it go to slice C's split log
+    event_time_field: str | None = None
+    precreated: bool = False  # the plan's links exist since it was scheduled (verified by execute)
+
+
+def execute(path: str | Storage, *, instant: str | None = None, engine=None,
+            storage_options: Mapping[str, Any] | None = None) -> dict:
+    """Run compaction plan ``instant`` (default: the oldest pending one); see the module docstring."""
+    with contextlib.ExitStack() as held:  # the execution's heartbeat, released at its end
+        return _execute(path, instant=instant, engine=engine, storage_options=storage_options, held=held)
+
+
+def _execute(path: str | Storage, *, instant: str | None, engine, storage_options: Mapping[str, Any] | None,
+             held: contextlib.ExitStack) -> dict:
+    storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
+    t0 = time.monotonic()
+    table = HudiTable.load_writable(storage)
+    tl = table.timeline
+    if instant is None:
+        if not tl.pending_compactions:
+            done = tl.completed_compactions
+            if not done:
+                return {"instant": None, "status": "nothing to execute"}
+            instant = done[-1].timestamp
+        else:
+            instant = tl.pending_compactions[0].timestamp
+    insts = [i for i in tl.get(instant) if i.action is Action.COMPACTION]
+    if not insts:
+        raise InvalidTimelineError(f"no compaction {instant} on the timeline")
+    if insts[0].is_completed:  # a retry: report the earlier result
+        meta = table.commit_metadata(insts[0])
+        markers.remove_markers(storage, instant)  # a run that died right after its commit left them
+        return {"instant": instant, "status": "already completed", **commit_figures(meta)}
+    plan = read_plan(table, instant)
+    _preflight(table, plan)
+    # one execution of a plan at a time: another one's live heartbeat is a typed conflict (an
+    # inflight plan is a crashed run's only once its heartbeat expired)
+    hb = held.enter_context(heartbeat.hold(storage, instant, what="compaction execution"))
+    heartbeat.remove_stale_temp_files(storage, [META_DIR, *sorted({op.partition for op in plan.operations})],
+                                      own=instant)
+    if links_precreated(plan):
+        verify_links(storage, plan)
+    if insts[0].state is State.INFLIGHT:
+        rollback(storage, instant=instant)
+    inflight = Instant(instant, Action.COMPACTION, State.INFLIGHT)
+    storage.create_if_absent(inflight.path(), b"")
+    crashpoint("execute.after-inflight")
+    results = _run_tasks(table, plan, engine or LocalEngine())
+    meta = _commit_metadata(table, plan, results, t0)
+    markers.verify_written(storage, instant, [st for stats in results for st in stats])  # all there, as written
+    hb.check()  # and this is still the one execution of the plan
+    crash.hook("execute.before-commit-file")
+    storage.create_if_absent(inflight.path(State.COMPLETED), dump_commit_metadata(meta))
+    markers.remove_markers(storage, instant)
+    return {"instant": instant, "status": "completed", **commit_figures(meta)}
+
+
+def _preflight(table: HudiTable, plan: CompactionPlan) -> None:
+    """The checks that refuse a plan before anything is written: a stale plan, inputs that are
+    gone or leave the table, symlinks the storage does not have."""
+    storage, instant = table.storage, plan.instant
+    stale = _stale_plan_logs(table, plan)
+    if stale:
+        raise InvalidTimelineError(
+            f"compaction plan {instant} is stale: {stale[0]} was committed into a planned slice after the plan "
+            f"was made (a write raced the scheduler); executing would drop it. Readers still see it while the "
+            f"plan is pending: unschedule the plan and schedule again")
+    listed: dict[str, set[str]] = {}  # one listing per folder, to find inputs that are gone
+    for op in plan.operations:  # a planted symlink must not make the compaction read outside the table
+        for name in ([op.base_file] if op.base_file else []) + list(op.compact_logs) + [lk.target for lk in op.links]:
+            final = final_target(storage, op.path(name))  # UnsafePathError for a link that leaves the table
+            _check_input_file(storage, final, listed, is_base=name == op.base_file)  # before inflight
+    if (plan.extra.get(K_LINK_MODE) == "symlink" and not storage.supports_symlinks
+            and any(op.links for op in plan.operations)):  # refused before anything is written
+        raise UnsupportedFeatureError(f"compaction plan {instant} re-exposes logs by symlink, which "
+                                      f"{storage.protocol} storage does not have: unschedule it and schedule "
+                                      f"again with link mode copy (or auto)")
+
+
+def _run_tasks(table: HudiTable, plan: CompactionPlan, engine) -> list[list[dict]]:
+    """One task per operation on ``engine``; then (plain compactions) the ones whose slice C got a
+    committed writer log meanwhile again. Per task, its write stats."""
+    storage, instant = table.storage, plan.instant
+    mode = plan.extra.get(K_LINK_MODE, "copy")
+    schema_json = json.dumps(table.avro_schema_with_meta, separators=(",", ":"))
+    split_ms = int(plan.extra[K_THRESHOLD_MS]) if is_exact_split(plan) and K_THRESHOLD_MS in plan.extra else None
+    et_field = plan.extra.get(K_ET_FIELD) or None
+    pre = links_precreated(plan)
+    tasks = [CompactTask(storage, instant, op, i, mode, schema_json, split_ms, et_field, pre)
+             for i, op in enumerate(plan.operations)]
+    results = engine.map(compact_task, tasks)
+    crashpoint("execute.before-commit")
+    if split_ms is None:
+        results = _refold_writer_logs(storage, instant, engine, tasks, results)
+    return results
+
+
+def _commit_metadata(table: HudiTable, plan: CompactionPlan, results: list[list[dict]], t0: float) -> dict:
+    """The compaction commit: the tasks' write stats, the plan's extra metadata, its links and the
+    figures metrics and the report read."""
+    p2s: dict[str, list[dict]] = {}
+    for stats in results:
+        for st in stats:
+            p2s.setdefault(st["partitionPath"], []).append(st)
+    links = [{"link": op.path(lk.link), "target": op.path(lk.target)} for op in plan.operations for lk in op.links]
+    all_stats = [st for stats in results for st in stats]
+    # a re-exposed log keeps its target's event range (the next plan needs it): merged over every
+    # stat of the target (a log appended to across deltacommits has one per append)
+    ranges = log_event_ranges(table)
+    for st in all_stats:
+        src = ranges.get(st.get("hoodieEtcLinkTarget") or "")
+        if src is not None and src.min_ms is not None:
+            st["minEventTime"], st["maxEventTime"] = src.min_ms, src.max_ms
+    links += [{"link": st["path"], "target": None, "kind": "split"} for st in all_stats if st.get("hoodieEtcSplitLog")]
+    extra = {k: v for k, v in plan.extra.items() if k.startswith(keys.PREFIX)}
+    extra[K_LINKS] = json.dumps(links)
+    extra.update(_execution_figures(table, plan, all_stats, ranges))
+    extra[K_EXECUTION] = f"{time.monotonic() - t0:.3f}"
+    return commit_metadata(p2s, operation="COMPACT", schema=json.dumps(table.avro_schema, separators=(",", ":")),
+                           compacted=True, extra_metadata=extra)
+
+
+def _check_input_file(storage: Storage, rel: str, listed: dict[str, set[str]], *, is_base: bool) -> None:
+    """An input of the plan that is gone (a deleted log, a symlink whose target is gone) is a
+    typed error before execute writes anything (one listing per folder); so is, on local storage,
+    a base file whose Parquet footer does not read (on object stores that costs a request per
+    file: a damaged base file is then found by its task, a typed error too)."""
+    import pyarrow.parquet as pq
+
+    from ..hudi.errors import CorruptDataFileError, MissingDataFileError
+
+    folder, name = posixpath.split(rel)
+    if folder not in listed:
+        listed[folder] = set(storage.list(folder, names_only=True))
+    if name not in listed[folder]:
+        raise MissingDataFileError(f"{rel} is missing (deleted, or a symlink whose target is gone): "
+                                   f"the plan cannot be executed; unschedule it and schedule again")
+    if is_base and storage.is_local:
+        try:
+            pq.read_metadata(storage.full(rel))
+        except (pa.ArrowInvalid, OSError) as e:
+            raise CorruptDataFileError(f"base file {rel} is not readable Parquet: {str(e)[:200]}") from None
+
+
+def _stale_plan_logs(table: HudiTable, plan: CompactionPlan) -> list[str]:
+    """Committed logs of a planned slice that the plan neither compacts nor re-exposes.
+
+    Only a write that raced the scheduler (it did not see the plan, so it wrote into the old
+    slice, after the plan's listing) leaves one; executing would drop it from the new slice.
+    """
+    accept = table._filter()
+    listings: dict[str, list] = {}
+    out = []
+    for op in plan.operations:
+        if op.partition not in listings:
+            listings[op.partition] = table.storage.list(op.partition)
+        known = set(op.compact_logs) | {lk.target for lk in op.links}
+        for f in listings[op.partition]:
+            p = lf.parse_log_file_name(f.name)
+            if p is None or p.file_id != op.file_id or p.base_instant != op.base_instant or f.name in known:
+                continue
+            try:
+                blocks = lf.read_blocks(table.storage.read_bytes(f.path))
+            except FileNotFoundError:
+                continue
+            if any(isinstance(b, lf.LogBlock) and b.instant_time and accept.accepts(b.instant_time) for b in blocks):
+                out.append(f.path)
+    return out
+
+
+def compact_task(t: CompactTask) -> list[dict]:
+    """Merge one file group's base + selected logs into the new base; re-expose the rest."""
+    with temp_owner(t.instant):  # its temp files carry the instant: a crashed run's are known as such
+        return _compact_task(t)
+
+
+def _compact_task(t: CompactTask) -> list[dict]:
+    t0 = time.monotonic()
+    table = HudiTable.load(t.storage)
+    op = t.op
+    spec = SliceReadSpec(op.partition, op.file_id, op.path(op.base_file) if op.base_file else None,
+                         tuple(op.path(n) for n in op.compact_logs))
+    et = t.event_time_field or table.config.event_time_field
+    name = f"{op.file_id}_{t.task_index}-2-0_{t.instant}.parquet"
+    rel = op.path(name)
+    late = None
+    folded: tuple[str, ...] = ()
+    markers.mark_create(t.storage, t.instant, rel)  # Java's marker, before the file
+    # always a base file, even with no rows left: slice C must shadow the old base for RO reads
+    if t.split_threshold_ms is None:
+        folded = _committed_writer_logs(table, op, t.instant)
+        later = tuple(op.path(lk.target) for lk in op.links) + folded
+        out = write_merged_base(table, spec, later, rel, name, t.schema_json, et)
+    else:
+        merged = table.read_slice(spec, skip_base_columns=(FILE_NAME,))  # rewritten: not read
+        if et and et in merged.column_names and merged.num_rows:
+            merged, late = split_at_threshold(table, spec, merged, et, t.split_threshold_ms,
+                                               base_records_filterable(table, op.base_instant if op.base_file else None))
+        out = write_base_table(table, rel, merged, name, t.schema_json, et)
+    crashpoint("execute.after-base-file")
+    log_bytes = sum(t.storage.size(op.path(n)) for n in op.compact_logs)
+    st = write_stat(file_id=op.file_id, path=rel, partition_path=op.partition, prev_commit=op.base_instant,
+                    num_writes=out.rows, file_size=out.size, min_event_time=out.min_event_time,
+                    max_event_time=out.max_event_time)
+    st.update(totalLogFilesCompacted=len(op.compact_logs), totalLogSizeCompacted=log_bytes)
+    if t.split_threshold_ms is None:
+        st["hoodieEtcWriterLogs"] = list(folded)  # writer logs of slice C whose live keys the base keeps
+    st["runtimeStats"]["totalUpsertTime"] = int((time.monotonic() - t0) * 1000)
+    stats = [st]
+    if late is not None:
+        stats.append(write_split_log(t, late, et, name))
+    elif t.precreated and t.split_threshold_ms is not None:
+        drop_placeholder(t.storage, op.path(split_log_name(op, t.instant)))
+    for lk in op.links:
+        link_rel, target_rel = op.path(lk.link), op.path(lk.target)
+        if not t.storage.exists(link_rel):
+            if t.precreated:
+                raise InvalidTimelineError(f"re-exposed log {link_rel} of compaction {t.instant} is missing: "
+                                           f"unschedule the plan and schedule again")
+            # a plan of an earlier release: its links are made at execution
+            markers.mark_create(t.storage, t.instant, link_rel)
+            if t.link_mode == "symlink":  # straight to the real file: no chains for the cleaner to follow
+                t.storage.symlink(final_target(t.storage, target_rel), link_rel)
+            else:
+                t.storage.copy(target_rel, link_rel)
+        size = t.storage.size(link_rel)
+        st = write_stat(file_id=op.file_id, path=link_rel, partition_path=op.partition, prev_commit=t.instant,
+                        file_size=size if t.link_mode == "copy" else 0, base_file=name, log_files=[lk.link],
+                        log_version=lf.parse_log_file_name(lk.link).version,
+                        extra={"hoodieEtcLinkTarget": target_rel, "hoodieEtcLinkMode": t.link_mode})
+        stats.append(st)
+    return stats
+
+
+def _writer_logs_in_slice(storage: Storage, op: Operation, instant: str, listing: list | None = None) -> tuple[str, ...]:
+    """Logs writers put into slice C while the plan was pending (after the reserved versions)."""
+    reserved = {lk.link for lk in op.links} | {split_log_name(op, instant)}
+    out = []
+    for f in storage.list(op.partition) if listing is None else listing:
+        p = lf.parse_log_file_name(f.name)
+        if p is not None and p.file_id == op.file_id and p.base_instant == instant and f.name not in reserved:
+            out.append((lf.log_file_sort_key(f.name), op.path(f.name)))
+    return tuple(rel for _, rel in sorted(out))
+
+
+def _committed_writer_logs(table: HudiTable, op: Operation, instant: str,
+                           listing: list | None = None) -> tuple[str, ...]:
+    """Writer logs of slice C (see :func:`_writer_logs_in_slice`) holding a block committed on
+    ``table``'s timeline: the ones a merge over that timeline reads."""
+    accept = table._filter()
+    out = []
+    for rel in _writer_logs_in_slice(table.storage, op, instant, listing):
+        try:
+            data = table.storage.read_bytes(rel)
+        except FileNotFoundError:  # its writer failed and was rolled back meanwhile
+            continue
+        if any(isinstance(b, lf.LogBlock) and b.instant_time and accept.accepts(b.instant_time)
+               for b in lf.read_blocks(data)):
+            out.append(rel)
+    return tuple(out)
+
+
+def _refold_writer_logs(storage: Storage, instant: str, engine, tasks: list[CompactTask], results: list,
+                        rounds: int = 3) -> list:
+    """Redo the operations whose slice C got a committed writer log since their task read it.
+
+    A writer that committed into slice C while a task ran may hold a key the new base lacks
+    (deleted by the compacted prefix, re-inserted by the writer); base-file indexes would then
+    miss it and the next upsert would insert it again elsewhere. Re-running the task folds it.
+    (A writer committing between this check and the commit is not seen: the writer itself
+    re-checks the pending plans just before it commits, and retries when one completed.)
+    """
+    results = list(results)
+    for _ in range(rounds):
+        table = HudiTable.load(storage)
+        listings: dict[str, list] = {}
+        redo = []
+        for i, (task, stats) in enumerate(zip(tasks, results)):
+            part = task.op.partition
+            if part not in listings:
+                listings[part] = storage.list(part)
+            now = set(_committed_writer_logs(table, task.op, instant, listings[part]))
+            if now != set(stats[0].get("hoodieEtcWriterLogs") or ()):
+                redo.append(i)
+        if not redo:
+            return results
+        for i in redo:
+            storage.delete(results[i][0]["path"])  # the base file (not visible: the compaction is inflight)
+        for i, stats in zip(redo, engine.map(compact_task, [tasks[i] for i in redo])):
+            results[i] = stats
+    raise InvalidTimelineError(f"writers kept committing into slice {instant} during its execution: run execute again")
+
+
+def verify_links(storage: Storage, plan: CompactionPlan) -> None:
+    """Execute verifies, never trusts: every link name must hold our byte-identical copy of its
+    target, or be our symlink to it; the exact-split placeholder must be empty (or hold a split
+    log an earlier attempt wrote). Anything else (a Java rollback block, a file put there by hand)
+    is a typed error, before anything is written."""
+    mode = plan.extra.get(K_LINK_MODE, "copy")
+    for link, target in plan_link_files(plan):
+        if target is None:
+            continue  # the split placeholder (an earlier attempt may have dropped it): checked when written
+        if not storage.exists(link):
+            raise InvalidTimelineError(f"re-exposed log {link} of compaction {plan.instant} is missing: unschedule "
+                                       f"the plan and schedule again")
+        if mode == "symlink":
+            got = link_target(storage, link)
+            if got is not None and final_target(storage, link) == final_target(storage, target):
+                continue
+        elif storage.readlink(link) is None and storage.size(link) == storage.size(target) \
+                and storage.read_bytes(link) == storage.read_bytes(target):
+            continue
+        raise InvalidTimelineError(
+            f"{link} is not this plan's {'symlink' if mode == 'symlink' else 'copy'} of {target}: another writer put "
+            f"a different file under that name; nothing was executed. Unschedule the plan and schedule again")
+
+
+def _execution_figures(table: HudiTable, plan: CompactionPlan, stats: list[dict],
+                       ranges: Mapping[str, Any]) -> dict[str, str]:
+    """What the commit records for metrics and the report (extra metadata is string → string).
+    ``ranges``: :func:`~airflow_hudi_etc.hudi.stats.log_event_ranges` of the table."""
+    remaining = [op.path(lk.target) for op in plan.operations for lk in op.links]
+    los = []
+    for rel in remaining:
+        r = ranges.get(rel)
+        if r is not None and r.min_ms is not None:
+            los.append(int(r.min_ms))
+    split = [s for s in stats if s.get("hoodieEtcSplitLog")]
+    los += [int(s["minEventTime"]) for s in split if s.get("minEventTime") is not None]
+    return {
+        K_COMPACTED_LOGS: str(sum(len(op.compact_logs) for op in plan.operations)),
+        K_COMPACTED_BYTES: str(sum(s.get("totalLogSizeCompacted", 0) for s in stats)),
+        K_REMAINING_FILES: str(len(remaining) + len(split)),
+        K_REMAINING_BYTES: str(sum(s.get("fileSizeInBytes", 0) for s in split)
+                               + sum(table.storage.size(r) for r in remaining)),
+        K_REMAINING_MIN_ET: str(min(los)) if los else "",
+        K_LINK_BYTES: str(sum(s.get("fileSizeInBytes", 0) for s in stats if "hoodieEtcLinkTarget" in s)),
+        K_SPLIT_RECORDS: str(sum(s.get("numWrites", 0) for s in split)),
+    }

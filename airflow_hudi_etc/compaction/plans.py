@@ -1,0 +1,213 @@
+"""A compaction plan on storage and the files it owns, shared by every stage.
+
+A plan is ``<C>.compaction.requested`` (and its ``.aux`` copy); before it is published its
+re-exposed logs (links or copies, under versions 1..n of slice C) and, for an exact split, an
+empty placeholder for the split log are made (:func:`create_links`). Here: reading and showing
+a plan, the extra-metadata keys the service writes, which files a plan makes in slice C, link
+targets, and the removal of links a crashed schedule left (:func:`remove_orphan_links`)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import posixpath
+from typing import Any, Mapping
+
+from ..hudi import etc_keys as keys
+from ..hudi import logformat as lf
+from ..hudi.crash import crashpoint
+from ..hudi.errors import InvalidTimelineError
+from ..hudi.plan import CompactionPlan, LINK_TOKEN, Operation, SPLIT_LOG_VERSION
+from ..hudi.plan import read_plan as _read_plan
+from ..hudi.storage import Storage, safe_relpath
+from ..hudi.table import HudiTable
+from ..hudi.timeline import Action, Timeline, format_instant
+
+
+#: the extra-metadata keys of a plan (and of its commit)
+K_THRESHOLD_MS = keys.THRESHOLD_MS
+K_THRESHOLD = keys.THRESHOLD
+K_LATENCY_MS = keys.LATENCY_MS
+K_COMPACTION_TIME = keys.COMPACTION_TIME
+K_STRATEGY = keys.STRATEGY
+K_LINK_MODE = keys.LINK_MODE
+K_SOURCE = keys.EVENT_TIME_SOURCE
+K_LINKS = keys.LINK_OPERATIONS
+K_EXACT_SPLIT = keys.EXACT_SPLIT
+K_ET_FIELD = keys.EVENT_TIME_FIELD
+K_PRECREATED = keys.LINKS_PRECREATED
+#: a crashed schedule's links (slice C not on the timeline) are removed once this old
+ORPHAN_GRACE = _dt.timedelta(minutes=15)
+
+
+def read_plan(table: HudiTable, instant: str) -> CompactionPlan:
+    return _read_plan(table.storage, instant)
+
+
+def links_precreated(plan: CompactionPlan) -> bool:
+    return str(plan.extra.get(K_PRECREATED, "")).lower() == "true"
+
+
+def is_exact_split(plan: CompactionPlan) -> bool:
+    return str(plan.extra.get(K_EXACT_SPLIT, "")).lower() == "true"
+
+
+def split_log_name(op: Operation, instant: str) -> str:
+    return lf.format_log_file_name(op.file_id, instant, SPLIT_LOG_VERSION, LINK_TOKEN)
+
+
+def link_target(storage: Storage, rel: str) -> str | None:
+    """Table-relative path a symlink points at (one hop), or None for a regular file."""
+    t = storage.readlink(rel)
+    if t is None:
+        return None
+    return safe_relpath(posixpath.normpath(posixpath.join(posixpath.dirname(rel), t)))
+
+
+def final_target(storage: Storage, rel: str, max_hops: int = 64) -> str:
+    """Follow a chain of symlinks to the regular file at its end (table-relative)."""
+    for _ in range(max_hops):
+        nxt = link_target(storage, rel)
+        if nxt is None:
+            return rel
+        rel = nxt
+    raise InvalidTimelineError(f"symlink chain too long at {rel}")
+
+
+def plan_outputs(plan: CompactionPlan, op: Operation) -> list[str]:
+    """Table-relative log paths an execution of ``op`` may create in slice C (split log, links).
+    The links of a plan that made them when it was scheduled belong to the requested plan, not to
+    its execution: they stay (the split log goes back to its empty placeholder)."""
+    out = [op.path(split_log_name(op, plan.instant))] if is_exact_split(plan) else []
+    return out if links_precreated(plan) else out + [op.path(lk.link) for lk in op.links]
+
+
+def pending_plan_groups(table: HudiTable) -> dict[tuple[str, str], str]:
+    """(partition, fileId) → instant of the pending compaction that plans it."""
+    return table.pending_compaction_groups()
+
+
+def show_plan(path: str | Storage, *, instant: str, storage_options: Mapping[str, Any] | None = None) -> dict:
+    """A compaction plan as JSON: its state, extra metadata and operations (paths table-relative)."""
+    storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
+    table = HudiTable.load(storage)
+    insts = [i for i in table.timeline.get(instant) if i.action is Action.COMPACTION]
+    if not insts:
+        raise InvalidTimelineError(f"no compaction {instant} on the timeline")
+    plan = read_plan(table, instant)
+    exact = is_exact_split(plan)
+    return {
+        "instant": instant,
+        "state": "completed" if insts[0].is_completed else insts[0].state.name.lower(),
+        "extra_metadata": dict(plan.extra),
+        "operations": [
+            {
+                "partition": op.partition,
+                "file_id": op.file_id,
+                "base_instant": op.base_instant,
+                "base_file": op.base_file,
+                "compact_logs": list(op.compact_logs),
+                "split_log": split_log_name(op, instant) if exact else None,
+                "links": [{"link": lk.link, "target": lk.target} for lk in op.links],
+                "metrics": dict(op.metrics),
+            }
+            for op in plan.operations
+        ],
+    }
+
+
+def plan_link_files(plan: CompactionPlan) -> list[tuple[str, str | None]]:
+    """(link path, target path) of every file a plan creates in slice C before it is published;
+    the exact-split placeholder has no target."""
+    out: list[tuple[str, str | None]] = []
+    for op in plan.operations:
+        if is_exact_split(plan):
+            out.append((op.path(split_log_name(op, plan.instant)), None))
+        out += [(op.path(lk.link), op.path(lk.target)) for lk in op.links]
+    return out
+
+
+def create_links(storage: Storage, plan: CompactionPlan, mode: str, *, missing_only: bool = False) -> list[str]:
+    """Create the plan's re-exposed logs in slice C (copies, or symlinks straight to the real
+    file) and, for an exact split, an empty placeholder holding version 1 (the split log's, written
+    at execution). Returns what was created; a name that exists is a conflict (unless
+    ``missing_only``), and what this call made is removed again."""
+    made: list[str] = []
+    try:
+        for link, target in plan_link_files(plan):
+            if missing_only and storage.exists(link):
+                continue
+            if target is None:
+                storage.create_if_absent(link, b"")
+            elif mode == "symlink":
+                storage.symlink(final_target(storage, target), link)
+            else:
+                storage.copy(target, link)
+            made.append(link)
+            crashpoint("schedule.after-link")
+    except BaseException:
+        delete_all(storage, made)
+        raise
+    return made
+
+
+def delete_all(storage: Storage, rels) -> None:
+    for rel in rels:
+        storage.delete(rel)
+
+
+def remove_orphan_links(table: HudiTable, grace: _dt.timedelta = ORPHAN_GRACE,
+                         only_instant: str | None = None, view=None) -> list[str]:
+    """Delete the links of schedules that crashed before publishing their plan (or of a crashed
+    unschedule): files with our link token in a slice whose instant is on no timeline (no reader
+    sees them). Without ``only_instant``, only those made more than ``grace`` ago: a schedule
+    running now may still publish its plan. With it (``unschedule --instant``: the user says that
+    schedule is over), that instant's at once."""
+    storage, tl = table.storage, table.timeline
+    known = {i.timestamp for i in tl.instants}
+    first = tl.instants[0].timestamp if tl.instants else ""
+    cutoff = format_instant(_dt.datetime.now(_dt.timezone.utc) - grace, table.timeline_zone)
+
+    def orphan(lg) -> bool:
+        if lg.write_token != LINK_TOKEN or lg.base_instant in known or lg.base_instant <= first:
+            return False  # (a slice older than the active timeline may be an archived commit's)
+        return lg.base_instant == only_instant if only_instant is not None else lg.base_instant < cutoff
+
+    view = view if view is not None else table.file_system_view(sizes=False)
+    found = [lg.path for lg in view.all_log_files() if orphan(lg)]
+    if found:  # re-checked on a fresh timeline just before deleting: its plan may have been published
+        known = {i.timestamp for i in Timeline.load(storage).instants}
+        found = [p for p in found if lf.parse_log_file_name(posixpath.basename(p)).base_instant not in known]
+    delete_all(storage, found)
+    return found
+
+
+def is_placeholder(storage: Storage, rel: str) -> bool:
+    """An empty regular file: the split placeholder a plan holds version 1 with."""
+    try:
+        return storage.readlink(rel) is None and storage.size(rel) == 0
+    except FileNotFoundError:
+        return False
+
+
+def drop_placeholder(storage: Storage, rel: str) -> None:
+    """No record of this slice is after the threshold: its empty split placeholder goes (a
+    rollback of this execution makes it again)."""
+    try:
+        if storage.readlink(rel) is None and storage.size(rel) == 0:
+            storage.delete(rel)
+    except FileNotFoundError:
+        pass
+
+
+def base_records_filterable(table: HudiTable, base_instant: str | None) -> bool:
+    """May an exact split leave this slice's base records after the threshold out of the new base?
+
+    Only for a base file a write made (inserts: each record is its key's first version here). A
+    base file a compaction made (ours, plain or exact, or Java's) stands for its keys' folded
+    history: a plain compaction kept only each key's merged record, so a record there after the
+    threshold may be the only one left of versions up to it. It stays (RO then holds a version
+    newer than the threshold for that key, never none: the guarantee is kept, exactness is not
+    for those keys)."""
+    if not base_instant:
+        return True
+    return not any(i.timestamp == base_instant for i in table.timeline.completed_compactions)

@@ -1,0 +1,458 @@
+"""Schedule an event-time (partial) compaction.
+
+The EVENT_TIME trigger and "is there a plan for this threshold already?" are decided in one
+place, :func:`plan_decision` (also used by the Airflow sensor and trigger). Then per latest file
+slice a *prefix* of its logs to compact, and for the logs that remain link operations
+re-exposing them in the new slice C under versions 1..n; the links are made, then the plan
+``<C>.compaction.requested`` (and its ``.aux`` copy) is published after a last re-check for
+racing schedulers and writes. Every refusal is a typed :class:`~.results.ScheduleResult`
+outcome or error; nothing is written before the checks pass, and a retry is answered
+``already_scheduled``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import gc
+import json
+import os
+import re
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import pyarrow.compute as pc
+
+from ..hudi import crash
+from ..hudi import logformat as lf
+from ..hudi.coexistence import symlinks_allowed
+from ..hudi.crash import crashpoint
+from ..hudi.errors import InstantExistsError, InvalidInputError, InvalidTimelineError, UnsupportedFeatureError
+from ..hudi.plan import CompactionPlan, LINK_TOKEN, LinkOp, Operation, SPLIT_LOG_VERSION, operation
+from ..hudi.schema import event_time_millis
+from ..hudi.stats import iso_ms, log_event_ranges, scan_event_range
+from ..hudi.storage import Storage
+from ..hudi.table import HudiTable
+from ..hudi.timeline import AUX_DIR, Action, Instant, State, Timeline, iter_write_stats, next_instant_time
+from .flips import flip_safe_selection
+from .metrics import K_PLANNING
+from .plans import (
+    K_COMPACTION_TIME,
+    K_ET_FIELD,
+    K_EXACT_SPLIT,
+    K_LATENCY_MS,
+    K_LINK_MODE,
+    K_PRECREATED,
+    K_SOURCE,
+    K_STRATEGY,
+    K_THRESHOLD,
+    K_THRESHOLD_MS,
+    base_records_filterable,
+    create_links,
+    delete_all,
+    read_plan,
+    remove_orphan_links,
+)
+from .results import Outcome, PlanDecision, ScheduleResult
+from .strategy import CompactAllStrategy, EventTimeStrategy
+from .times import check_not_future, parse_duration, parse_time
+from .trigger import check_readiness, last_threshold, threshold_ms_for
+
+
+def schedule(
+    path: str | Storage,
+    *,
+    data_latency: str,
+    compaction_time: str | None = None,
+    link_mode: str = "auto",
+    strategy: str = "event-time",
+    exact_split: bool = False,
+    event_time_field: str | None = None,
+    engine=None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> ScheduleResult:
+    """Plan an event-time compaction (see the module docstring). ``event_time_field`` names
+    the event-time column for tables whose ``hoodie.properties`` does not (e.g. written by
+    Java): logs without event-time write stats are then scanned for it."""
+    t_start = time.monotonic()
+    rq = _request(path, data_latency=data_latency, compaction_time=compaction_time, link_mode=link_mode,
+                  strategy=strategy, exact_split=exact_split, event_time_field=event_time_field,
+                  storage_options=storage_options)
+    table, threshold_ms = rq.table, rq.threshold_ms
+
+    def no(reason: str, outcome: Outcome = Outcome.CONFLICT, pending: str | None = None) -> ScheduleResult:
+        return ScheduleResult(None, iso_ms(threshold_ms), threshold_ms, reason, 0, outcome, pending)
+
+    d = plan_decision(table, threshold_ms=threshold_ms, settings=rq.settings(), check_pending_writes=True)
+    if d.outcome is Outcome.ALREADY_SCHEDULED:  # a retry of the request that made the pending plan
+        return ScheduleResult(d.instant, iso_ms(threshold_ms), threshold_ms, d.reason, d.operations, d.outcome)
+    if d.outcome is not Outcome.READY and not (d.outcome is Outcome.COVERED and strategy != "event-time"):
+        return no(d.reason, d.outcome, d.instant)
+    strat = EventTimeStrategy(threshold_ms) if strategy == "event-time" else CompactAllStrategy()
+    # one listing serves both (orphans sit in slices on no timeline: never among the latest)
+    view = table.file_system_view(sizes=not rq.storage.is_local)
+    remove_orphan_links(table, view=view)
+    instant = crash.hook("schedule.instant-time") or next_instant_time(table.timeline, zone=table.timeline_zone)
+    with _gc_paused():
+        ops, sources = _plan_operations(table, strat, instant, exact_split=exact_split, threshold_ms=threshold_ms,
+                                        et_field=rq.et_field, view=view)
+    if not ops:
+        return no("no log file qualifies", Outcome.NOTHING_QUALIFIES)
+    if any(op.links for op in ops):
+        _refuse_mixed_ordering_types(table)
+    extra = {
+        K_THRESHOLD_MS: threshold_ms,
+        K_THRESHOLD: iso_ms(threshold_ms),
+        K_LATENCY_MS: int(rq.latency.total_seconds() * 1000),
+        K_COMPACTION_TIME: rq.compaction_time.isoformat(),
+        K_STRATEGY: strat.name,
+        K_LINK_MODE: rq.mode,
+        K_SOURCE: "+".join(sorted(sources)),
+        K_EXACT_SPLIT: "true" if exact_split else "false",
+        K_ET_FIELD: rq.et_field or "",
+        K_PRECREATED: "true",
+    }
+    extra[K_PLANNING] = f"{time.monotonic() - t_start:.3f}"
+    plan = CompactionPlan(instant, tuple(ops), extra)
+    conflict = _publish(rq.storage, table.timeline, plan, rq.mode)
+    if conflict is not None:
+        return no(conflict)
+    return ScheduleResult(instant, iso_ms(threshold_ms), threshold_ms, "scheduled", len(ops))
+
+
+@dataclass(frozen=True)
+class _Request:
+    """A schedule request, checked: nothing is written before these checks pass."""
+
+    storage: Storage
+    table: HudiTable
+    compaction_time: _dt.datetime
+    latency: _dt.timedelta
+    threshold_ms: int
+    strategy: str
+    exact_split: bool
+    mode: str  # copy or symlink ("auto" resolved)
+    et_field: str | None
+
+    def settings(self) -> dict[str, str]:
+        """What a pending plan must carry to be this request's own (a retry's)."""
+        name = EventTimeStrategy(self.threshold_ms).name if self.strategy == "event-time" else CompactAllStrategy().name
+        return {K_STRATEGY: name, K_EXACT_SPLIT: "true" if self.exact_split else "false", K_LINK_MODE: self.mode,
+                K_ET_FIELD: self.et_field or ""}
+
+
+def _request(path: str | Storage, *, data_latency: str, compaction_time: str | None, link_mode: str, strategy: str,
+             exact_split: bool, event_time_field: str | None, storage_options: Mapping[str, Any] | None) -> _Request:
+    storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
+    if link_mode not in ("auto", "copy", "symlink"):
+        raise InvalidInputError(f"link mode {link_mode!r}: use auto, copy or symlink")
+    if link_mode == "symlink" and not storage.supports_symlinks:
+        raise InvalidInputError(f"{storage.protocol} storage has no symlinks: use copy")
+    ct = parse_time(compaction_time)
+    check_not_future(ct)
+    latency = parse_duration(data_latency)
+    threshold_ms = threshold_ms_for(ct, latency)
+    table = HudiTable.load_writable(storage)
+    # symlinks only by contract: Java's cleaner deletes what they point to (java-coexistence §5.1)
+    auto_symlink = storage.supports_symlinks and symlinks_allowed(table.config)
+    mode = ("symlink" if auto_symlink else "copy") if link_mode == "auto" else link_mode
+    et_field = event_time_field or table.config.event_time_field
+    if event_time_field and event_time_field not in {f.name for f in table.arrow_schema}:
+        raise InvalidInputError(f"event-time field {event_time_field!r} is not a column of the table")
+    if exact_split and not et_field:
+        raise InvalidInputError("exact split needs an event-time field (table property or --event-time-field)")
+    return _Request(storage, table, ct, latency, threshold_ms, strategy, exact_split, mode, et_field)
+
+
+def plan_decision(table: HudiTable, *, threshold_ms: int, settings: Mapping[str, str] | None = None,
+                  check_pending_writes: bool = False) -> PlanDecision:
+    """The one answer to "may a plan for this threshold be made now, or is there one already?",
+    for ``schedule``, the Airflow sensor and its trigger (``hooks.hudi.event_time_check``).
+
+    ``already_scheduled``: a pending plan (requested or inflight) carries this threshold — and
+    ``settings`` (plan extra metadata key → value: strategy, exact split, link mode, event-time
+    field) when given, as a retried ``schedule`` does; ``instant`` is that plan. Otherwise the
+    EVENT_TIME trigger (:func:`~.trigger.check_readiness`): ``pending`` (another compaction,
+    ``instant``), ``waiting`` (a clustering, or a pending write with ``check_pending_writes``),
+    ``covered`` (the threshold is not past the published one) or ``ready``."""
+    ready = check_readiness(table, threshold_ms=threshold_ms, check_pending_writes=check_pending_writes)
+    own = _pending_plan_for(table, threshold_ms, settings)
+    if own is not None:
+        return PlanDecision(Outcome.ALREADY_SCHEDULED, "already scheduled", ready, own.instant, len(own.operations))
+    if ready.ready:
+        return PlanDecision(Outcome.READY, ready.reason, ready)
+    if ready.pending_compactions:
+        return PlanDecision(Outcome.PENDING, ready.reason, ready, ready.pending_compactions[0])
+    return PlanDecision(Outcome.COVERED if ready.covered else Outcome.WAITING, ready.reason, ready)
+
+
+def _pending_plan_for(table: HudiTable, threshold_ms: int, settings: Mapping[str, str] | None) -> CompactionPlan | None:
+    """The oldest pending plan carrying ``threshold_ms`` (and ``settings``), if any."""
+    want = {K_THRESHOLD_MS: str(threshold_ms), **(settings or {})}
+    for inst in table.timeline.pending_compactions:
+        try:
+            plan = read_plan(table, inst.timestamp)
+        except (FileNotFoundError, InvalidTimelineError):  # unreadable: still pending (and blocking)
+            continue  # (one naming a path outside the table raises UnsafePathError, as every command does)
+        if all(str(plan.extra.get(k, "")) == v for k, v in want.items()):
+            return plan
+    return None
+
+
+def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode: str) -> str | None:
+    """Make the plan's re-exposed logs, then publish the plan (``.aux`` copy, then the requested
+    instant) unless another scheduler or a write raced this one: the conflict's reason (None:
+    published). A conflict leaves nothing behind."""
+    instant, data = plan.instant, plan.to_bytes()
+    req = Instant(instant, Action.COMPACTION, State.REQUESTED)
+    aux = f"{AUX_DIR}/{req.file_name()}"
+    # the re-exposed logs go into slice C before the plan is visible (java-coexistence §2.3):
+    # whoever executes the plan, Java's compactor included, then leaves a correct slice C. Until
+    # the plan is published slice C is on no timeline: no reader sees these files.
+    crashpoint("schedule.before-links")
+    try:
+        made = create_links(storage, plan, mode)
+    except InstantExistsError as e:
+        return f"conflict: {e}"
+    crashpoint("schedule.before-plan")
+    try:
+        storage.create_if_absent(aux, data)
+    except InstantExistsError:
+        delete_all(storage, made)
+        return "conflict: the instant was taken concurrently"
+    crashpoint("schedule.after-aux-plan")
+    # re-checked just before the plan becomes visible: another scheduler may have won, and a
+    # write that started after the listing may have put a log into a slice this plan closes
+    conflict = _planning_conflict(storage, planned_on, instant)
+    crash.hook("schedule.after-recheck")
+    if conflict is None:
+        try:
+            storage.create_if_absent(req.path(), data)
+        except InstantExistsError:
+            conflict = "conflict: the instant was taken concurrently"
+    if conflict is None:
+        # two schedulers that both passed the re-check: whoever sees the other's plan withdraws
+        # its own (both may withdraw; at most one plan stays)
+        others = [i.timestamp for i in Timeline.load(storage).pending_compactions if i.timestamp != instant]
+        if not others:
+            create_links(storage, plan, mode, missing_only=True)  # one removed meanwhile is made again
+            return None
+        storage.delete(req.path())
+        conflict = f"conflict: compaction {others[0]} was scheduled concurrently"
+    storage.delete(aux)
+    delete_all(storage, made)
+    return conflict
+
+
+def last_threshold_ms(table: HudiTable) -> int | None:
+    """Threshold of the latest completed event-time compaction (None: never compacted)."""
+    return last_threshold(table)[0]
+
+
+def _planning_conflict(storage: Storage, planned_on: Timeline, instant: str) -> str | None:
+    """Why the plan made from ``planned_on`` may not be published now (None: it may)."""
+    now = Timeline.load(storage)
+    other = [i.timestamp for i in now.pending_compactions if i.timestamp != instant]
+    if other:
+        return f"conflict: compaction {other[0]} was scheduled concurrently"
+    seen = {i.timestamp for i in planned_on.instants if i.action in (Action.DELTA_COMMIT, Action.COMMIT, Action.REPLACE_COMMIT)}
+    new = [i.timestamp for i in now.instants
+           if i.action in (Action.DELTA_COMMIT, Action.COMMIT, Action.REPLACE_COMMIT) and i.timestamp not in seen]
+    if new:
+        return f"conflict: write {new[0]} started while the plan was being made; schedule again"
+    return None
+
+
+def _refuse_mixed_ordering_types(table: HudiTable) -> None:
+    """While a plan is pending its remaining logs are read twice (old slice, then slice C); that is
+    harmless under Hudi 0.14's merge rules when the ordering field kept one type, but not when it
+    was widened int→long (an Integer and a Long never compare: java-coexistence §2.3)."""
+    field_name = table.config.precombine_field
+    if not field_name:
+        return
+    seen = set()
+    for inst in table.timeline.completed_writes:
+        try:
+            schema = table.commit_metadata(inst).get("extraMetadata", {}).get("schema")
+        except InvalidTimelineError:
+            continue
+        if not schema:
+            continue
+        try:
+            fields = json.loads(schema).get("fields") or []
+        except (ValueError, AttributeError):
+            continue
+        for f in fields:
+            if isinstance(f, dict) and f.get("name") == field_name:
+                t = f.get("type")
+                ts = t if isinstance(t, list) else [t]
+                seen |= {x if isinstance(x, str) else (x or {}).get("type") for x in ts} & {"int", "long"}
+    if len(seen) > 1:
+        raise UnsupportedFeatureError(
+            f"the ordering field {field_name!r} was both int and long in this table's history: re-exposed logs "
+            f"read twice while a plan is pending could then change a query's result. Compact all logs first "
+            f"(strategy all), or rewrite the table with one type")
+
+
+@contextmanager
+def _gc_paused():
+    """Planning makes a few hundred thousand small objects (per log file: its name parsed, its
+    event range, its place in the plan) and no reference cycles; the cyclic collector would walk
+    the growing heap over and over meanwhile (a fifth of the planning time over 10,000 file
+    groups). It is paused while planning and resumed as it was; everything planning leaves
+    behind is freed by reference counting."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool, threshold_ms: int,
+                     et_field: str | None, view=None) -> tuple[list[Operation], set[str]]:
+    """The plan's operations (per latest file slice: the prefix of logs ``strat`` selects, link
+    operations for the rest) and the event-time sources used."""
+    storage = table.storage
+    # sizes only of the logs a plan compacts (its TOTAL_LOG_FILES_SIZE): locally that is a stat
+    # of those alone; object-store listings carry sizes anyway
+    if view is None:
+        view = table.file_system_view(sizes=not storage.is_local)
+    slices = view.latest_slices()
+    # path → event range of every log with usable write stats; the logs of the slices without
+    # them are scanned and added: the strategy looks every log up in it
+    ranges = log_event_ranges(table, since=_oldest_log_base_instant(slices))
+    get_range = ranges.get
+    size_of = _log_sizer(storage)
+    ops, sources = [], set()
+    add_source = sources.add
+    base_index = _base_stats_index(table) if exact_split else {}
+    # overwrite-latest with an ordering field: a log replaces the base whatever its ordering value,
+    # so a compacted prefix must not hold a larger ordering value than a remaining log for one key
+    # (event-time ordering: a key the prefix leaves deleted, re-inserted by a remaining log)
+    flips_possible = isinstance(strat, EventTimeStrategy) and bool(table.config.precombine_field)
+    decoder = None
+    if flips_possible:
+        from ..hudi.merge import BlockDecoder
+
+        decoder = BlockDecoder(table.arrow_schema)
+    first = SPLIT_LOG_VERSION + 1 if exact_split else 1
+    for s in slices:
+        logs = s.log_files
+        if not logs and not exact_split:
+            continue
+        for log in logs:
+            r = get_range(log.path)
+            if r is None:  # no usable write stats: read the log's event times
+                r = ranges[log.path] = scan_event_range(table, log.path, et_field)
+            add_source(r.source)
+        sel = strat.select(s, ranges)
+        if flips_possible and sel.compact and sel.remain:
+            sel = flip_safe_selection(table, s, sel, decoder)
+        compact = sel.compact
+        # an exact split rewrites a slice without logs to compact when its base holds records after
+        # the threshold that it may leave out (a write's inserts; not a compaction's base)
+        if not compact and not (exact_split and s.base_file and base_records_filterable(table, s.base_instant)
+                                and _base_late(table, s.base_file, base_index, threshold_ms, et_field)):
+            continue
+        nbytes = 0
+        for x in compact:
+            n = size_of(x)
+            if n > 0:
+                nbytes += n
+        ops.append(operation(
+            s.partition, s.file_id, s.base_instant, s.base_file.name if s.base_file else None,
+            tuple([x.name for x in compact]), _link_ops(s.file_id, instant, first, sel.remain),
+            {"TOTAL_LOG_FILES": len(compact), "TOTAL_LOG_FILES_SIZE": nbytes},
+        ))
+    return ops, sources
+
+
+def _oldest_log_base_instant(slices) -> str | None:
+    """The oldest base instant named by the slices' logs: no commit before it wrote one of them
+    (see :func:`log_event_ranges`). None (read every commit) when a log names something other
+    than a 14- or 17-digit instant."""
+    bases = {log.base_instant for s in slices for log in s.log_files}
+    if not bases or not all((len(b) == 17 or len(b) == 14) and b.isdecimal() for b in bases):
+        return None
+    return min(bases)
+
+
+_PLAIN_FILE_ID = re.compile(r"[A-Za-z0-9-]+")
+
+
+def _link_ops(file_id: str, instant: str, first: int, remain) -> tuple[LinkOp, ...]:
+    """Link operations re-exposing ``remain`` in slice ``instant`` under versions first, first+1, ...
+    (names as :func:`lf.format_log_file_name` makes them, which checks the file id and instant)."""
+    if not remain:
+        return ()
+    if file_id.__class__ is str and _PLAIN_FILE_ID.fullmatch(file_id) and instant.isascii() and instant.isdigit():
+        head = f".{file_id}_{instant}.log."  # a name format_log_file_name would make (and accept)
+    else:  # raises as format_log_file_name does, or makes the name
+        name0 = lf.format_log_file_name(file_id, instant, first, LINK_TOKEN)
+        head = name0[: name0.rindex(".log.") + 5]
+    out = []
+    add, new, cls = out.append, _object_new, LinkOp
+    for i, log in enumerate(remain, first):
+        o = new(cls)
+        o.__dict__.update(link=f"{head}{i}_{LINK_TOKEN}", target=log.name)  # LinkOp(link, target)
+        add(o)
+    return tuple(out)
+
+
+_object_new = object.__new__
+
+
+def _log_sizer(storage: Storage):
+    """``log → size`` for the plan's TOTAL_LOG_FILES_SIZE: the listed size, else (a local listing
+    without sizes) one ``os.stat`` now, following a symlink as a listing does (-1 for a dangling
+    one, as a listing reports it).
+
+    Not the write stats' ``fileSizeInBytes``: Java appending to a log across deltacommits (HDFS)
+    records the bytes of each append there, not the file's size, and a rollback command block
+    appended later is in no stat at all; the plan records what is on storage."""
+    if not storage.is_local:
+        return lambda log: log.size
+    root = storage.base_uri.rstrip("/") + "/"  # the listed paths are table-relative and normalised
+    stat = os.stat
+
+    def size(log) -> int:
+        if log.size >= 0:
+            return log.size
+        try:
+            return stat(root + log.path).st_size
+        except FileNotFoundError:
+            return -1
+
+    return size
+
+
+def _base_stats_index(table: HudiTable) -> dict[str, dict]:
+    """Table-relative base file path → the write stat of the completed commit that wrote it."""
+    out: dict[str, dict] = {}
+    for inst in table.timeline.completed_writes:
+        for st in iter_write_stats(table.commit_metadata(inst)):
+            p = st.get("path")
+            if p and p.endswith(".parquet"):
+                out[p] = st
+    return out
+
+
+def _base_late(table: HudiTable, base, index: Mapping[str, dict], threshold_ms: int, et: str | None) -> bool:
+    """Does this base file hold a record with event time after the threshold? (exact split)"""
+    st = index.get(base.path) or {}
+    if st.get("maxEventTime") is not None:
+        return int(st["maxEventTime"]) > threshold_ms
+    if not et:
+        return False
+    import pyarrow.parquet as pq
+
+    with table.storage.open(base.path) as f:
+        pf = pq.ParquetFile(f)
+        if et not in pf.schema_arrow.names:
+            return False
+        col = pf.read(columns=[et]).column(et)
+    mx = pc.max(event_time_millis(col)).as_py()
+    return mx is not None and mx > threshold_ms
