@@ -157,7 +157,8 @@ class HudiTable:
         """
         from .plan import pending_plan_groups
 
-        return pending_plan_groups(self.storage, [i.timestamp for i in self.timeline.pending_compactions])
+        return pending_plan_groups(self.storage, [i.timestamp for i in self.timeline.pending_compactions],
+                                   self.config.timeline_dir)
 
     def replaced_file_groups(self) -> set[tuple[str, str]]:
         out: set[tuple[str, str]] = set()
