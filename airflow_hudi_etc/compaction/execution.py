@@ -317,11 +317,11 @@ def _compact_task(t: CompactTask) -> list[dict]:
     return stats
 
 
-def _writer_logs_in_slice(storage: Storage, op: Operation, instant: str, listing: list | None = None) -> tuple[str, ...]:
+def _writer_logs_in_slice(storage: Storage, op: Operation, instant: str, listing: list | None = None, *,
+                          layout2: bool = False) -> tuple[str, ...]:
     """Logs writers put into slice C while the plan was pending (after the reserved versions)."""
     reserved = {lk.link for lk in op.links} | {split_log_name(op, instant)}
     out = []
-    layout2 = _is_layout2(storage)
     for f in storage.list(op.partition) if listing is None else listing:
         p = lf.parse_log_file_name(f.name)
         # v6: named with C; v8/v9: named with their own instant, requested after C (so completed after it)
@@ -331,19 +331,13 @@ def _writer_logs_in_slice(storage: Storage, op: Operation, instant: str, listing
     return tuple(rel for _, rel in sorted(out))
 
 
-def _is_layout2(storage: Storage) -> bool:
-    from ..hudi.properties import load_table_config
-
-    return load_table_config(storage).layout_version == 2
-
-
 def _committed_writer_logs(table: HudiTable, op: Operation, instant: str,
                            listing: list | None = None) -> tuple[str, ...]:
     """Writer logs of slice C (see :func:`_writer_logs_in_slice`) holding a block committed on
     ``table``'s timeline: the ones a merge over that timeline reads."""
     accept = table._filter()
     out = []
-    for rel in _writer_logs_in_slice(table.storage, op, instant, listing):
+    for rel in _writer_logs_in_slice(table.storage, op, instant, listing, layout2=table.config.layout_version == 2):
         try:
             data = table.storage.read_bytes(rel)
         except FileNotFoundError:  # its writer failed and was rolled back meanwhile
