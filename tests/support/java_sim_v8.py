@@ -78,14 +78,14 @@ def _meta(p2s: dict, *, operation: str, schema: str | None, compacted: bool = Fa
 
 def create_table(path, *, version: int, table_name: str, schema: pa.Schema, record_key: str = "key",
                  ordering_field: str = "ts", event_time_field: str = "event_time",
-                 partition_field: str | None = "region") -> None:
+                 partition_field: str | None = "region", merge_mode: str = "EVENT_TIME_ORDERING") -> None:
     """A new table of version 8 (Hudi 1.0) or 9 (Hudi 1.1) as a Spark writer creates it, with the
     metadata table off (``hoodie.metadata.enable=false``, as the coexistence rules require)."""
     storage = Storage(str(path))
     avro = avro_schema_from_arrow(schema, table_name)
     props = new_table_properties_v8(version=version, table_name=table_name, record_key=record_key,
                                     ordering_field=ordering_field, event_time_field=event_time_field,
-                                    partition_field=partition_field, schema=avro)
+                                    partition_field=partition_field, schema=avro, merge_mode=merge_mode)
     for d in (".hoodie/timeline/history", ".hoodie/.temp", ".hoodie/.aux", ".hoodie/.schema"):
         storage.mkdirs(d)
     storage.create_if_absent(".hoodie/hoodie.properties", dumps(props, comment="Properties saved by Java").encode())
@@ -245,9 +245,10 @@ class JavaHudi1x:
             if (b is not None and b.instant == t) or (p is not None and p.base_instant == t):
                 doomed[part].append(f.path)
         r = self.now()
-        plan = am.rollback_plan((t, Action.DELTA_COMMIT.value),
-                                [am.rollback_request(part, None, None, [self.storage.uri(x) for x in sorted(fs)])
-                                 for part, fs in sorted(doomed.items())])
+        requests = [{**am.rollback_request(part, None, None, [self.storage.uri(x) for x in sorted(fs)]),
+                     "logBlocksToBeDeleted": None}  # v8+: files only (spec §5.4)
+                    for part, fs in sorted(doomed.items())]
+        plan = am.rollback_plan((t, Action.DELTA_COMMIT.value), requests)
         self._requested(r, Action.ROLLBACK, am.write_avro_metadata(am.ROLLBACK_PLAN, plan))
         self._inflight(r, Action.ROLLBACK, b"")
         t0 = time.monotonic()

@@ -36,9 +36,9 @@ class Model1x:
 
     def _dedup(self, rows):
         best = {}
-        for r in rows:  # in-batch precombine: larger ordering value, the later row on ties
-            cur = best.get(r[self.key])
-            if cur is None or self.commit_time_ordering or r[self.ordering] >= cur[self.ordering]:
+        for r in rows:  # in-batch precombine: larger ordering value, the later row on ties, in both
+            cur = best.get(r[self.key])  # modes (preCombine of the payloads; the simulator does the same)
+            if cur is None or r[self.ordering] >= cur[self.ordering]:
                 best[r[self.key]] = r
         return list(best.values())
 
