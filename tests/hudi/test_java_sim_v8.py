@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import io
+import random
 
 import fastavro
 import pyarrow as pa
@@ -20,6 +21,7 @@ from airflow_hudi_etc.hudi.errors import MetadataTablePresentError
 from airflow_hudi_etc.hudi.properties import loads
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table import HudiTable
+from airflow_hudi_etc.hudi.timeline import Action
 from batches import DATA_COLS, batch
 from java_sim import JavaHudi, enable_metadata_table
 from java_sim_v8 import create_table
@@ -327,3 +329,102 @@ def test_metadata_table_v8_is_refused_then_dropped(tmp_path):
     out = drop_metadata_table(Storage(str(path)))
     assert out["status"] == "dropped" and not (path / ".hoodie/metadata").exists()
     check(path, model)
+
+
+# ------------------------------------------------------------------ random interleavings of Java 1.x alone
+def run_java_interleaving(tmp_path, version: int, seed: int, steps: int) -> dict:
+    """Java writes, deletes, failed writes, non-blocking writes (started before a plan, completed
+    after it), schedule / execute of its own plans and cleans, in a seeded order; hudi-rs and our
+    reader against the model after every step. Ordering values grow with every row, so a slow
+    write loses to every later write of its keys wherever its log lands; its keys are not deleted
+    while it is pending (the model then needs no slice order)."""
+    path = _table(tmp_path, version, f"i{seed}")
+    java, model, rng = JavaHudi(path, seed), Model1x(), random.Random(seed)
+    state = {"ts": 0, "key": 0}
+    slow: list = []  # (PendingWrite, rows)
+    counts: dict = {}
+
+    def rows(n_new, n_upd, live):
+        picked = rng.sample(live, min(n_upd, len(live)))
+        keys = picked + [f"k{state['key'] + i:04d}" for i in range(n_new)]
+        state["key"] += n_new
+        out = []
+        for k in keys:
+            state["ts"] += 1
+            out.append({"key": k, "ts": state["ts"], "event_time": state["ts"], "value": float(state["ts"]),
+                        "note": "x", "region": "abc"[int(k[1:]) % 3]})
+        return out
+
+    first = rows(12, 0, [])
+    java.write(batch(first))
+    model.upsert(first)
+    for _ in range(steps):
+        live = sorted(model.snapshot())
+        busy = {r["key"] for _, rs in slow for r in rs}
+        pending = bool(HudiTable.load(str(path)).timeline.pending_compactions)
+        op = rng.choice(("write", "write", "delete", "failed", "start_slow", "complete_slow", "schedule", "execute",
+                         "compact", "clean"))
+        if op == "write":
+            rs = rows(rng.randint(0, 2), rng.randint(1, 4), live)
+            java.write(batch(rs))
+            model.upsert(rs)
+        elif op == "delete":
+            cand = [k for k in live if k not in busy]
+            if not cand:
+                continue
+            rs = [model.snapshot()[k] for k in rng.sample(cand, min(2, len(cand)))]
+            java.write(_delete(rs), "delete")
+            model.delete([r["key"] for r in rs])
+        elif op == "failed":
+            java.failed_write_then_rollback(batch(rows(1, 2, live)))
+        elif op == "start_slow" and live:
+            rs = rows(0, rng.randint(1, 3), live)
+            slow.append((java.start_write(batch(rs)), rs))
+        elif op == "complete_slow" and slow:
+            pw, rs = slow.pop(rng.randrange(len(slow)))
+            pw.complete()
+            model.upsert(rs)
+            tl = HudiTable.load(str(path)).timeline
+            if any(pw.instant < i.timestamp for i in tl.instants if i.action is Action.COMPACTION):
+                counts["slow_across_a_plan"] = counts.get("slow_across_a_plan", 0) + 1
+        elif op == "schedule" and not pending:
+            if java.schedule_compaction() is not None:
+                model.schedule()
+        elif op == "execute" and pending:
+            java.compact()
+            model.execute()
+        elif op == "compact" and not pending:
+            if java.compact(schedule=True) is not None:
+                model.schedule()
+                model.execute()
+        elif op == "clean":
+            java.clean(retain_commits=3)
+        else:
+            continue
+        counts[op] = counts.get(op, 0) + 1
+        check(path, model)
+    for pw, rs in slow:
+        pw.complete()
+        model.upsert(rs)
+    if java.compact() is not None:
+        model.execute()
+    check(path, model)
+    return counts
+
+
+def test_a_slow_write_completes_across_a_plan_in_some_seed(tmp_path):
+    assert run_java_interleaving(tmp_path, 8, 2, 16).get("slow_across_a_plan")
+
+
+@pytest.mark.parametrize("version", [8, 9])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_java_1x_interleavings(tmp_path, version, seed):
+    counts = run_java_interleaving(tmp_path, version, seed, 16)
+    assert len(counts) >= 6, counts
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", [8, 9])
+@pytest.mark.parametrize("seed", range(100, 140))
+def test_java_1x_interleavings_slow(tmp_path, version, seed):
+    run_java_interleaving(tmp_path, version, seed, 24)

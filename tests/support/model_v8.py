@@ -83,3 +83,14 @@ class Model1x:
     def read_optimized(self) -> list:
         """The base-file rows (a key may appear in two groups)."""
         return [r for g in self.groups.values() for r in g.base.values()]
+
+    # ------------------------------------------------------------------ a plan pending between schedule and execute
+    def schedule(self) -> None:
+        """A compaction planned now: each group's base-to-be is its merged state now (the logs
+        completed before C); writes completing later stay in the logs of slice C."""
+        self.planned = {gid: {k: s[1] for k, s in g.state.items() if s[0] == "rec"} for gid, g in self.groups.items()}
+
+    def execute(self) -> None:
+        for gid, base in getattr(self, "planned", {}).items():
+            self.groups[gid].base = base
+        self.planned = {}
