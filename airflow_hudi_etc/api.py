@@ -152,14 +152,14 @@ class Table:
     @classmethod
     def create(cls, path: str, *, table_name: str, record_key: str, precombine_field: str, event_time_field: str,
                partition_field: str | None = None, payload: str = "overwrite-latest", exclusive_cleaner: bool = False,
-               storage_options: Mapping[str, Any] | None = None) -> "Table":
+               table_version: int = 6, storage_options: Mapping[str, Any] | None = None) -> "Table":
         """A new empty table (the same settings again: the existing table)."""
         from .hudi.writer import init_table
 
         t = cls(path, storage_options=storage_options)
         res = init_table(t.storage, table_name=table_name, record_key=record_key, precombine_field=precombine_field,
                    event_time_field=event_time_field, partition_field=partition_field, payload=payload,
-                   exclusive_cleaner=exclusive_cleaner)
+                   exclusive_cleaner=exclusive_cleaner, table_version=table_version)
         t.created = bool(res.get("created"))
         return t
 

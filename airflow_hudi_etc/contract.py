@@ -81,7 +81,7 @@ ENGINE = Arg("engine", default="local", choices=("local", "spark"),
 PATH = Arg("path", required=True, help="the table's base path (local or an fsspec URI)")
 
 COMMANDS: dict[str, Command] = {c.name: c for c in (
-    Command("init", "create an empty table-version-6 MOR table", (
+    Command("init", "create an empty MOR table (table version 6, 8 or 9)", (
         PATH,
         Arg("table_name", required=True),
         Arg("record_key", required=True),
@@ -91,6 +91,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         Arg("payload", default="overwrite-latest", choices=("overwrite-latest", "event-time-ordering")),
         Arg("exclusive_cleaner", bool, False,
             "only hudi-etc cleans this table (no Java cleaner): link mode auto may then use symlinks"),
+        Arg("table_version", int, 6, "6 (Hudi 0.14/0.15), 8 (Hudi 1.0) or 9 (Hudi 1.1)"),
     ), result="Table"),
     Command("drop-metadata-table", "drop the Hudi metadata table as a Java writer with hoodie.metadata.enable=false does",
             (PATH,)),

@@ -74,6 +74,12 @@ def clean(path: str | Storage, *, retain_commits: int = 10, storage_options: Map
     t0 = time.monotonic()
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
     table = HudiTable.load_writable(storage)
+    if table.config.layout_version == 2:
+        from ..hudi.errors import UnsupportedTableVersionError
+
+        raise UnsupportedTableVersionError(
+            f"clean on table version {table.config.version} is not wired yet (timeline layout 2: slices by "
+            f"completion time, <t>_<c>.clean); nothing was deleted. Let Java Hudi clean this table meanwhile")
     tl = table.timeline
     # finish a clean an earlier run left pending (its plan says what to delete)
     for inst in tl.filter(actions={Action.CLEAN}):

@@ -20,7 +20,7 @@ from typing import Any, Mapping
 import pyarrow as pa
 
 from ..hudi import etc_keys as keys
-from ..hudi import crash, heartbeat, markers
+from ..hudi import crash, heartbeat, layout, markers
 from ..hudi import logformat as lf
 from ..hudi.crash import crashpoint
 from ..hudi.errors import InvalidTimelineError, UnsupportedFeatureError
@@ -114,7 +114,7 @@ def _execute(path: str | Storage, *, instant: str | None, engine, storage_option
         verify_links(storage, plan)
     if insts[0].state is State.INFLIGHT:
         rollback(storage, instant=instant)
-    inflight = Instant(instant, Action.COMPACTION, State.INFLIGHT)
+    inflight = layout.instant(tl, instant, Action.COMPACTION, State.INFLIGHT)
     storage.create_if_absent(inflight.path(), b"")
     crashpoint("execute.after-inflight")
     results = _run_tasks(table, plan, engine or LocalEngine())
@@ -122,7 +122,7 @@ def _execute(path: str | Storage, *, instant: str | None, engine, storage_option
     markers.verify_written(storage, instant, [st for stats in results for st in stats])  # all there, as written
     hb.check()  # and this is still the one execution of the plan
     crash.hook("execute.before-commit-file")
-    storage.create_if_absent(inflight.path(State.COMPLETED), dump_commit_metadata(meta))
+    layout.complete(storage, tl, instant, Action.COMPACTION, layout.commit_data(tl, meta), zone=table.timeline_zone)
     markers.remove_markers(storage, instant)
     return {"instant": instant, "status": "completed", **commit_figures(meta)}
 
@@ -171,6 +171,9 @@ def _commit_metadata(table: HudiTable, plan: CompactionPlan, results: list[list[
     """The compaction commit: the tasks' write stats, the plan's extra metadata, its links and the
     figures metrics and the report read."""
     p2s: dict[str, list[dict]] = {}
+    if table.config.layout_version == 2:  # spec §2.3: the old base file of each new one
+        for op, stats in zip(plan.operations, results):
+            stats[0].update(prevBaseFile=op.base_file, totalLogFiles=len(op.compact_logs))
     for stats in results:
         for st in stats:
             p2s.setdefault(st["partitionPath"], []).append(st)
@@ -223,13 +226,23 @@ def _stale_plan_logs(table: HudiTable, plan: CompactionPlan) -> list[str]:
     accept = table._filter()
     listings: dict[str, list] = {}
     out = []
+    tl = table.timeline
+    layout2 = tl.layout == 2
     for op in plan.operations:
         if op.partition not in listings:
             listings[op.partition] = table.storage.list(op.partition)
         known = set(op.compact_logs) | {lk.target for lk in op.links}
         for f in listings[op.partition]:
             p = lf.parse_log_file_name(f.name)
-            if p is None or p.file_id != op.file_id or p.base_instant != op.base_instant or f.name in known:
+            if p is None or p.file_id != op.file_id or f.name in known:
+                continue
+            if layout2:  # a log of the planned slice: completed at or after its key, before C (spec §3.2)
+                done = tl.completion_time(p.base_instant)
+                if p.base_instant == plan.instant or done is None or not (op.base_instant <= done < plan.instant):
+                    continue
+                out.append(f.path)
+                continue
+            if p.base_instant != op.base_instant:
                 continue
             try:
                 blocks = lf.read_blocks(table.storage.read_bytes(f.path))
@@ -308,11 +321,20 @@ def _writer_logs_in_slice(storage: Storage, op: Operation, instant: str, listing
     """Logs writers put into slice C while the plan was pending (after the reserved versions)."""
     reserved = {lk.link for lk in op.links} | {split_log_name(op, instant)}
     out = []
+    layout2 = _is_layout2(storage)
     for f in storage.list(op.partition) if listing is None else listing:
         p = lf.parse_log_file_name(f.name)
-        if p is not None and p.file_id == op.file_id and p.base_instant == instant and f.name not in reserved:
+        # v6: named with C; v8/v9: named with their own instant, requested after C (so completed after it)
+        in_c = p is not None and (p.base_instant > instant if layout2 else p.base_instant == instant)
+        if p is not None and p.file_id == op.file_id and in_c and f.name not in reserved:
             out.append((lf.log_file_sort_key(f.name), op.path(f.name)))
     return tuple(rel for _, rel in sorted(out))
+
+
+def _is_layout2(storage: Storage) -> bool:
+    from ..hudi.properties import load_table_config
+
+    return load_table_config(storage).layout_version == 2
 
 
 def _committed_writer_logs(table: HudiTable, op: Operation, instant: str,

@@ -9,14 +9,14 @@ import posixpath
 import re
 from typing import Any, Mapping
 
-from ..hudi import heartbeat, markers
+from ..hudi import heartbeat, layout, markers
 from ..hudi.crash import crashpoint
 from ..hudi.errors import InvalidInputError, InvalidTimelineError
 from ..hudi.plan import CompactionPlan
 from ..hudi.rollback import rollback_with_instant
 from ..hudi.storage import Storage
 from ..hudi.table import HudiTable
-from ..hudi.timeline import AUX_DIR, Action, Instant, State
+from ..hudi.timeline import AUX_DIR, Action, Instant, State, Timeline
 from .plans import (
     K_LINK_MODE,
     create_links,
@@ -77,33 +77,38 @@ def _rollback_execution(storage: Storage, instant: str, plan: CompactionPlan, *,
     crashpoint("rollback.before-inflight-removed")
     markers.remove_markers(storage, instant)
     heartbeat.remove_stale_temp_files(storage, sorted(files), own=instant)
-    storage.delete(Instant(instant, Action.COMPACTION, State.INFLIGHT).path())
+    storage.delete(layout.instant(Timeline.load(storage), instant, Action.COMPACTION, State.INFLIGHT).path())
     return {"instant": instant, "status": "requested", "files_removed": removed, "rollback_instant": rb}
 
 
 def unschedule(path: str | Storage, *, instant: str, storage_options: Mapping[str, Any] | None = None) -> dict:
     storage, table, insts = _compaction_instants(path, instant, storage_options)
+    layout2 = table.config.layout_version == 2
     if not insts:
         # a crashed unschedule (or schedule) may have left the plan's .aux copy and its links in
         # slice C (on no timeline, so invisible): finish the job
-        storage.delete(f"{AUX_DIR}/{Instant(instant, Action.COMPACTION, State.REQUESTED).file_name()}")
+        if not layout2:
+            storage.delete(f"{AUX_DIR}/{Instant(instant, Action.COMPACTION, State.REQUESTED).file_name()}")
         orphans = remove_orphan_links(table, only_instant=instant)
         return {"instant": instant, "status": "not scheduled", "links_removed": len(orphans)}
     if insts[0].state is not State.REQUESTED:
         raise InvalidTimelineError(f"compaction {instant} is {insts[0].state.name.lower()}: roll it back first")
     plan = read_plan(table, instant)
     ours = {link for link, _ in plan_link_files(plan)} if links_precreated(plan) else set()
-    others = [lg.path for lg in table.file_system_view().all_log_files()
-              if lg.base_instant == instant and lg.path not in ours]
+    # v6: writers name their logs with the pending plan's instant, slice C; unscheduling would hide
+    # them. v8/v9: writers name logs with their own instants, which fall into the old slice again
+    others = [] if layout2 else [lg.path for lg in table.file_system_view().all_log_files()
+                                 if lg.base_instant == instant and lg.path not in ours]
     if others:
         raise InvalidTimelineError(
             f"slice {instant} holds {len(others)} log file(s) other writers wrote while the plan was pending "
             f"({', '.join(others[:5])}{'...' if len(others) > 5 else ''}): unscheduling would hide them from every "
             f"reader. Execute the plan instead")
-    req = Instant(instant, Action.COMPACTION, State.REQUESTED)
+    req = layout.instant(table.timeline, instant, Action.COMPACTION, State.REQUESTED)
     storage.delete(req.path())
     crashpoint("unschedule.after-requested-removed")
-    storage.delete(f"{AUX_DIR}/{req.file_name()}")
+    if not layout2:
+        storage.delete(f"{AUX_DIR}/{req.file_name()}")
     # slice C is on no timeline now: its links are invisible; remove them (a crash here leaves
     # orphans that validate reports and the next schedule removes)
     delete_all(storage, sorted(ours))

@@ -40,7 +40,7 @@ ORPHAN_GRACE = _dt.timedelta(minutes=15)
 
 
 def read_plan(table: HudiTable, instant: str) -> CompactionPlan:
-    return _read_plan(table.storage, instant)
+    return _read_plan(table.storage, instant, table.config.timeline_dir)
 
 
 def links_precreated(plan: CompactionPlan) -> bool:
@@ -172,13 +172,30 @@ def remove_orphan_links(table: HudiTable, grace: _dt.timedelta = ORPHAN_GRACE,
             return False  # (a slice older than the active timeline may be an archived commit's)
         return lg.base_instant == only_instant if only_instant is not None else lg.base_instant < cutoff
 
-    view = view if view is not None else table.file_system_view(sizes=False)
-    found = [lg.path for lg in view.all_log_files() if orphan(lg)]
+    if table.config.layout_version == 2:  # the view drops files of instants not completed: list storage
+        found = [lg.path for lg in all_log_files_listed(storage) if orphan(lg)]
+    else:
+        view = view if view is not None else table.file_system_view(sizes=False)
+        found = [lg.path for lg in view.all_log_files() if orphan(lg)]
     if found:  # re-checked on a fresh timeline just before deleting: its plan may have been published
         known = {i.timestamp for i in Timeline.load(storage).instants}
         found = [p for p in found if lf.parse_log_file_name(posixpath.basename(p)).base_instant not in known]
     delete_all(storage, found)
     return found
+
+
+def all_log_files_listed(storage: Storage) -> list:
+    """Every log file on storage (parsed names, ``base_instant`` = the name instant), whatever the
+    timeline says of its instant (a layout-2 view hides the files of instants not completed)."""
+    from ..hudi.fsview import as_log_file, list_partitions
+
+    out = []
+    for part in list_partitions(storage):
+        for f in storage.list(part, sizes=False):
+            lg = as_log_file(part, f.name)
+            if lg is not None:
+                out.append(lg)
+    return out
 
 
 def is_placeholder(storage: Storage, rel: str) -> bool:

@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 import pyarrow.compute as pc
 
-from ..hudi import crash
+from ..hudi import crash, layout
 from ..hudi import logformat as lf
 from ..hudi.coexistence import symlinks_allowed
 from ..hudi.crash import crashpoint
@@ -93,7 +93,7 @@ def schedule(
     # one listing serves both (orphans sit in slices on no timeline: never among the latest)
     view = table.file_system_view(sizes=not rq.storage.is_local)
     remove_orphan_links(table, view=view)
-    instant = crash.hook("schedule.instant-time") or next_instant_time(table.timeline, zone=table.timeline_zone)
+    instant = crash.hook("schedule.instant-time") or layout.new_time(table.timeline, zone=table.timeline_zone)
     with _gc_paused():
         ops, sources = _plan_operations(table, strat, instant, exact_split=exact_split, threshold_ms=threshold_ms,
                                         et_field=rq.et_field, view=view)
@@ -154,6 +154,10 @@ def _request(path: str | Storage, *, data_latency: str, compaction_time: str | N
     latency = parse_duration(data_latency)
     threshold_ms = threshold_ms_for(ct, latency)
     table = HudiTable.load_writable(storage)
+    if link_mode == "symlink" and table.config.layout_version == 2:
+        raise UnsupportedFeatureError(
+            f"link mode symlink on table version {table.config.version}: Java 1.x's cleaner deletes the originals "
+            f"with the old slice, leaving symlinks dangling; re-exposed logs are copies there (use copy or auto)")
     # symlinks only by contract: Java's cleaner deletes what they point to (java-coexistence §5.1)
     auto_symlink = storage.supports_symlinks and symlinks_allowed(table.config)
     mode = ("symlink" if auto_symlink else "copy") if link_mode == "auto" else link_mode
@@ -205,8 +209,9 @@ def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode:
     instant) unless another scheduler or a write raced this one: the conflict's reason (None:
     published). A conflict leaves nothing behind."""
     instant, data = plan.instant, plan.to_bytes()
-    req = Instant(instant, Action.COMPACTION, State.REQUESTED)
-    aux = f"{AUX_DIR}/{req.file_name()}"
+    req = layout.instant(planned_on, instant, Action.COMPACTION, State.REQUESTED)
+    # layout 1 keeps a copy in .aux (0.x readers want it); layout 2 has none (spec §5.1)
+    aux = f"{AUX_DIR}/{req.file_name()}" if layout.layout_of(planned_on) == 1 else None
     # the re-exposed logs go into slice C before the plan is visible (java-coexistence §2.3):
     # whoever executes the plan, Java's compactor included, then leaves a correct slice C. Until
     # the plan is published slice C is on no timeline: no reader sees these files.
@@ -216,11 +221,12 @@ def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode:
     except InstantExistsError as e:
         return f"conflict: {e}"
     crashpoint("schedule.before-plan")
-    try:
-        storage.create_if_absent(aux, data)
-    except InstantExistsError:
-        delete_all(storage, made)
-        return "conflict: the instant was taken concurrently"
+    if aux is not None:
+        try:
+            storage.create_if_absent(aux, data)
+        except InstantExistsError:
+            delete_all(storage, made)
+            return "conflict: the instant was taken concurrently"
     crashpoint("schedule.after-aux-plan")
     # re-checked just before the plan becomes visible: another scheduler may have won, and a
     # write that started after the listing may have put a log into a slice this plan closes
@@ -240,7 +246,8 @@ def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode:
             return None
         storage.delete(req.path())
         conflict = f"conflict: compaction {others[0]} was scheduled concurrently"
-    storage.delete(aux)
+    if aux is not None:
+        storage.delete(aux)
     delete_all(storage, made)
     return conflict
 

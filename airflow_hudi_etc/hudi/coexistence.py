@@ -40,6 +40,10 @@ K_MDT_PARTITIONS = "hoodie.table.metadata.partitions"
 K_MDT_INFLIGHT = "hoodie.table.metadata.partitions.inflight"
 K_TIMEZONE = "hoodie.table.timeline.timezone"
 K_KEYGEN = "hoodie.table.keygenerator.class"
+K_KEYGEN_TYPE = "hoodie.table.keygenerator.type"
+#: ``hoodie.table.keygenerator.type`` (KeyGeneratorType) → the class it stands for
+_KEYGEN_TYPES = {"SIMPLE": "SimpleKeyGenerator", "NON_PARTITION": "NonpartitionedKeyGenerator",
+                 "COMPLEX": "ComplexKeyGenerator", "TIMESTAMP": "TimestampBasedKeyGenerator"}
 K_EXCLUSIVE_CLEANER = EXCLUSIVE_CLEANER
 #: the Java writers' JVM time zone, for tables whose timeline zone is LOCAL (or unset)
 TIMEZONE_ENV = "HUDI_ETC_TIMELINE_TIMEZONE"
@@ -207,6 +211,13 @@ class KeyGen:
 
 def key_generator(config: TableConfig) -> KeyGen:
     cls = (config.raw.get(K_KEYGEN) or config.raw.get("hoodie.datasource.write.keygenerator.class") or "").strip()
+    if not cls and config.raw.get(K_KEYGEN_TYPE):  # v8/v9 write only the type (spec §1.1)
+        kt = config.raw[K_KEYGEN_TYPE].strip().upper()
+        cls = _KEYGEN_TYPES.get(kt, "")
+        if not cls:
+            raise UnsupportedFeatureError(
+                f"key generator type {kt}: this release reproduces SIMPLE, NON_PARTITION, COMPLEX and TIMESTAMP only; "
+                f"keys made differently would duplicate the table's")
     short = cls.rsplit(".", 1)[-1]
     kf, pf = config.record_key_fields, config.partition_fields
     if not short:  # our own tables before this property was honoured, and Java's defaults
@@ -330,13 +341,15 @@ def timestamp_partitioning(config: TableConfig) -> TimestampPartitioning:
 
 # ------------------------------------------------------------------------ link mode
 def symlinks_allowed(config: TableConfig) -> bool:
+    if getattr(config, "layout_version", 1) == 2:  # v8/v9: re-exposed logs are copies (spec §3.6)
+        return False
     return str(config.raw.get(K_EXCLUSIVE_CLEANER, "")).strip().lower() == "true"
 
 
 # ------------------------------------------------------------------------ the guard
 #: table versions the mutating commands (write, schedule, execute, rollback, clean) support. THE
 #: switch for wiring v8/v9 writing: add 8 and 9 here once writer and table services handle layout 2
-WRITABLE_TABLE_VERSIONS = frozenset({6})
+WRITABLE_TABLE_VERSIONS = frozenset({6, 8, 9})
 
 
 def check_writable(storage, config: TableConfig) -> None:

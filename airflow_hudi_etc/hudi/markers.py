@@ -63,6 +63,12 @@ def mark_append(storage: Storage, instant: str, partition: str, file_id: str, wr
     _create(storage, marker_rel(instant, partition, base_file_name(file_id, write_token, base_instant), "APPEND"))
 
 
+def mark_append_log(storage: Storage, instant: str, log_rel: str) -> None:
+    """Table versions 8/9: the APPEND marker names the new log file itself (spec §5.4)."""
+    part, name = posixpath.split(safe_relpath(log_rel))
+    _create(storage, marker_rel(instant, part, name, "APPEND"))
+
+
 @dataclass(frozen=True)
 class Marker:
     path: str  # the marker file, table-relative
@@ -190,5 +196,5 @@ def verify_written(storage: Storage, instant: str, stats: list[dict]) -> None:
                                      f"removed or replaced it); nothing was committed: run it again")
 
 
-__all__ = ["verify_written", "Marker", "mark_create", "mark_append", "list_markers", "files_to_roll_back", "remove_markers",
+__all__ = ["verify_written", "Marker", "mark_create", "mark_append", "mark_append_log", "list_markers", "files_to_roll_back", "remove_markers",
            "written_by", "marker_dir", "marker_rel", "check_markers", "InvalidTimelineError"]

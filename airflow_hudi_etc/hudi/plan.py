@@ -280,19 +280,26 @@ LINK_TOKEN = "999999999-0-0"
 SPLIT_LOG_VERSION = 1
 
 
-def read_plan(storage, instant: str) -> CompactionPlan:
-    """The plan of pending or completed compaction ``instant`` (``.hoodie/<C>.compaction.requested``)."""
-    data = storage.read_bytes(f".hoodie/{instant}.compaction.requested")
+def read_plan(storage, instant: str, meta_dir: str | None = None) -> CompactionPlan:
+    """The plan of pending or completed compaction ``instant``: ``<meta_dir>/<C>.compaction.requested``
+    (``.hoodie`` in layout 1, ``.hoodie/timeline`` in layout 2). Without ``meta_dir``: layout 1's
+    file, else layout 2's default folder."""
+    if meta_dir is not None:
+        return CompactionPlan.from_bytes(instant, storage.read_bytes(f"{meta_dir}/{instant}.compaction.requested"))
+    try:
+        data = storage.read_bytes(f".hoodie/{instant}.compaction.requested")
+    except FileNotFoundError:
+        data = storage.read_bytes(f".hoodie/timeline/{instant}.compaction.requested")
     return CompactionPlan.from_bytes(instant, data)
 
 
-def pending_plan_groups(storage, pending_instants) -> dict[tuple[str, str], str]:
+def pending_plan_groups(storage, pending_instants, meta_dir: str | None = None) -> dict[tuple[str, str], str]:
     """(partition, fileId) → instant of the pending compaction that plans it: new logs of such a
     file group belong to slice C. An unreadable or missing plan is refused, never guessed around."""
     out: dict[tuple[str, str], str] = {}
     for ts in pending_instants:
         try:
-            plan = read_plan(storage, ts)
+            plan = read_plan(storage, ts, meta_dir)
         except FileNotFoundError:
             raise InvalidTimelineError(f"compaction plan {ts} is missing") from None
         for op in plan.operations:

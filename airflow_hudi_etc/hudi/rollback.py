@@ -60,20 +60,23 @@ def rollback_with_instant(
     fine (an earlier, crashed attempt deleted them)."""
     t0 = time.monotonic()
     files = {part: list(rels) for part, rels in files.items()}
+    from . import layout
+    from .coexistence import timeline_zone
+    from .properties import load_table_config
+
     timeline = Timeline.load(storage)
+    zone = timeline_zone(load_table_config(storage))
     r = pending_rollback_of(storage, timeline, instant)
     if r is None:
-        from .coexistence import timeline_zone
-        from .properties import load_table_config
-
-        r = next_instant_time(timeline, zone=timeline_zone(load_table_config(storage)))
+        r = layout.new_time(timeline, zone=zone)
+        # every file goes in filesToBeDeleted, logBlocksToBeDeleted stays null (v8/v9: spec §5.4)
         plan = am.rollback_plan(
             (instant, action.value),
             [am.rollback_request(part, None, None, [_uri(storage, rel) for rel in rels]) for part, rels in files.items()],
         )
-        storage.create_if_absent(Instant(r, Action.ROLLBACK, State.REQUESTED).path(),
+        storage.create_if_absent(layout.instant(timeline, r, Action.ROLLBACK, State.REQUESTED).path(),
                                  am.write_avro_metadata(am.ROLLBACK_PLAN, plan))
-    inflight = Instant(r, Action.ROLLBACK, State.INFLIGHT)
+    inflight = layout.instant(timeline, r, Action.ROLLBACK, State.INFLIGHT)
     if not storage.exists(inflight.path()):
         storage.create_if_absent(inflight.path(), b"")
     deleted: dict[str, list[str]] = {}
@@ -90,5 +93,5 @@ def rollback_with_instant(
         before_complete()
     meta = am.rollback_metadata(r, [instant], {p: {"successDeleteFiles": d} for p, d in deleted.items()},
                                 [(instant, action.value)], int((time.monotonic() - t0) * 1000))
-    storage.create_if_absent(inflight.path(State.COMPLETED), am.write_avro_metadata(am.ROLLBACK_METADATA, meta))
+    layout.complete(storage, timeline, r, Action.ROLLBACK, am.write_avro_metadata(am.ROLLBACK_METADATA, meta), zone=zone)
     return r, count

@@ -77,7 +77,15 @@ def log_event_ranges(table, *, since: str | None = None) -> dict[str, "EventRang
         if since and (ts < since if len(ts) == len(since) else ts[:14] < since[:14]):
             continue
         data = storage.read_bytes(inst.path(State.COMPLETED))
-        for p, lo, hi, nw, nd in load_log_write_stats(data, str(inst)):
+        if getattr(table.timeline, "layout", 1) == 2:  # Avro commit metadata (table versions 8/9)
+            from .commit_metadata import decode_avro_commit
+
+            rows = [(p, st.get("minEventTime"), st.get("maxEventTime"), st.get("numWrites"), st.get("numDeletes"))
+                    for stats in (decode_avro_commit(data, str(inst)).get("partitionToWriteStats") or {}).values()
+                    for st in stats if (p := st.get("path")) and ".log." in p]
+        else:
+            rows = load_log_write_stats(data, str(inst))
+        for p, lo, hi, nw, nd in rows:
             ok = lo is not None or (nd and not nw)
             if p not in out:
                 out[p] = new(cls, (lo, hi, SOURCE_STATS)) if ok else None

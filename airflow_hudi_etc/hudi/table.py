@@ -157,7 +157,8 @@ class HudiTable:
         """
         from .plan import pending_plan_groups
 
-        return pending_plan_groups(self.storage, [i.timestamp for i in self.timeline.pending_compactions])
+        return pending_plan_groups(self.storage, [i.timestamp for i in self.timeline.pending_compactions],
+                                   self.config.timeline_dir)
 
     def replaced_file_groups(self) -> set[tuple[str, str]]:
         out: set[tuple[str, str]] = set()
@@ -346,10 +347,12 @@ class HudiTable:
         if not chosen:
             return schema.empty_table()
         times = {i.timestamp for i in chosen}
+        # the records as they stood at the window's end (a later write must not hide one of the window's)
+        as_of = None if end is None else max(times)
         view = self.file_system_view()
         out = []
-        for s in view.latest_slices():
-            t = self.read_slice(s, schema=schema)
+        for s in view.latest_slices(as_of):
+            t = self.read_slice(s, schema=schema, as_of=as_of)
             if t.num_rows:
                 out.append(t.filter(pc.is_in(t.column(COMMIT_TIME), value_set=pa.array(sorted(times)))))
         return pa.concat_tables(out) if out else schema.empty_table()

@@ -275,7 +275,12 @@ class Timeline:
         # (.aux, .temp, archived, metadata, ...) are never named like a timeline file, and the
         # parse takes only timeline file names (Hudi's own listing of the timeline keeps every
         # entry whose name matches, too); nor are temp files ("." first), left in for that reason
-        return cls.from_file_names(storage.list_entry_names(META_DIR, include_temp=True))
+        names = storage.list_entry_names(META_DIR, include_temp=True)
+        if "timeline" in names:  # a layout-2 table (or a half-upgraded one): its config decides
+            from .properties import load_table_config
+
+            return cls.load(storage, load_table_config(storage))
+        return cls.from_file_names(names)
 
     @cached_property
     def instants(self) -> tuple[Instant, ...]:  # only reached by a Timeline from file names

@@ -43,8 +43,9 @@ import pyarrow.parquet as pq
 from . import bloom as bloom_mod
 from . import heartbeat
 from . import logformat as lf
-from . import markers
+from . import layout, markers
 from .crash import crashpoint
+from .naming import log_file_name_v8
 from .rollback import rollback_with_instant
 from . import etc_keys
 from .coexistence import KeyGen, key_generator
@@ -129,10 +130,16 @@ def init_table(
     payload: str = "overwrite-latest",
     storage_options: Mapping[str, Any] | None = None,
     exclusive_cleaner: bool = False,
+    table_version: int = 6,
 ) -> dict:
-    """Create an empty v6 MOR table; re-running with the same settings is a no-op.
+    """Create an empty MOR table of ``table_version`` 6 (Hudi 0.14/0.15, timeline layout 1), 8
+    (Hudi 1.0) or 9 (Hudi 1.1; both layout 2: ``.hoodie/timeline/`` and its ``history/``, no
+    metadata table); re-running with the same settings is a no-op. On 8/9 the payload names
+    the merge mode: ``event-time-ordering`` → EVENT_TIME_ORDERING, ``overwrite-latest`` →
+    COMMIT_TIME_ORDERING.
     ``exclusive_cleaner``: the table says only this product cleans it (no Java cleaner runs), so
-    link mode ``auto`` may re-expose logs by symlink (java-coexistence §5.1)."""
+    link mode ``auto`` may re-expose logs by symlink (java-coexistence §5.1; v6 only: v8/v9
+    re-expose logs by copy)."""
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
     import re
 
@@ -149,15 +156,35 @@ def init_table(
     payload_class = PAYLOAD_ALIASES.get(payload, payload)
     if payload_class not in PAYLOAD_ALIASES.values():
         raise InvalidInputError(f"payload {payload!r}: use overwrite-latest or event-time-ordering")
-    props = new_table_properties(
-        table_name=table_name,
-        record_key=record_key,
-        precombine_field=precombine_field,
-        event_time_field=event_time_field,
-        partition_field=partition_field,
-        payload=payload_class,
-        schema=None,
-    )
+    try:
+        table_version = int(table_version)
+    except (TypeError, ValueError):
+        table_version = -1
+    if table_version not in (6, 8, 9):
+        raise InvalidInputError(f"table version {table_version!r}: use 6, 8 or 9")
+    if table_version == 6:
+        props = new_table_properties(
+            table_name=table_name,
+            record_key=record_key,
+            precombine_field=precombine_field,
+            event_time_field=event_time_field,
+            partition_field=partition_field,
+            payload=payload_class,
+            schema=None,
+        )
+    else:
+        from .properties import COMMIT_TIME_ORDERING, DEFAULT_PAYLOAD, EVENT_TIME_ORDERING, new_table_properties_v8
+
+        props = new_table_properties_v8(
+            version=table_version,
+            table_name=table_name,
+            record_key=record_key,
+            ordering_field=precombine_field,
+            event_time_field=event_time_field,
+            partition_field=partition_field,
+            schema=None,
+            merge_mode=EVENT_TIME_ORDERING if payload_class == DEFAULT_PAYLOAD else COMMIT_TIME_ORDERING,
+        )
     if exclusive_cleaner:
         from .coexistence import K_EXCLUSIVE_CLEANER
 
@@ -171,19 +198,26 @@ def init_table(
             and cfg.partition_fields == ((partition_field,) if partition_field else ())
             and cfg.payload_class == payload_class
             and cfg.event_time_field == event_time_field
+            and cfg.version == table_version
         )
         if not same:
             raise TableExistsError(f"a different table already exists at {storage.base_uri}")
         return {"path": storage.base_uri, "table": table_name, "created": False}
-    for d in (META_DIR, f"{META_DIR}/archived", f"{META_DIR}/.temp", f"{META_DIR}/.schema",
-              f"{META_DIR}/.aux/.bootstrap/.partitions", f"{META_DIR}/.aux/.bootstrap/.fileids"):
+    folders = [META_DIR, f"{META_DIR}/.temp", f"{META_DIR}/.schema",
+               f"{META_DIR}/.aux/.bootstrap/.partitions", f"{META_DIR}/.aux/.bootstrap/.fileids"]
+    if table_version == 6:
+        folders.append(f"{META_DIR}/archived")
+    else:  # layout 2: the active timeline and its LSM history (spec §2.1)
+        folders += [f"{META_DIR}/timeline", f"{META_DIR}/timeline/history"]
+    for d in folders:
         storage.mkdirs(d)
     try:
         storage.create_if_absent(PROPERTIES_FILE, dump_properties(props, "Created by airflow-hudi-etc").encode())
     except InstantExistsError:  # a concurrent init won; accept it if it is the same table
         return init_table(storage, table_name=table_name, record_key=record_key,
                           precombine_field=precombine_field, event_time_field=event_time_field,
-                          partition_field=partition_field, payload=payload, exclusive_cleaner=exclusive_cleaner)
+                          partition_field=partition_field, payload=payload, exclusive_cleaner=exclusive_cleaner,
+                          table_version=table_version)
     if not partition_field:
         _ensure_partition_metadata(storage, "", "00000000000000")
     return {"path": storage.base_uri, "table": table_name, "created": True}
@@ -410,6 +444,8 @@ class WriteUnit:
     base_file: str | None = None  # log files: the slice's base file name
     log_version: int | None = None
     options: WriteOptions = field(default_factory=WriteOptions)
+    #: timeline layout of the table (2: versions 8/9, logs named with the writing instant)
+    layout: int = 1
 
     @property
     def path(self) -> str:
@@ -604,6 +640,8 @@ def write_unit(unit: WriteUnit) -> dict:
         log_version=unit.log_version,
     )
     stat["runtimeStats"]["totalUpsertTime" if is_log else "totalCreateTime"] = int((time.monotonic() - t0) * 1000)
+    if unit.layout == 2 and is_log:  # spec §2.3: prevCommit is the writing instant, no base file
+        stat.update(prevCommit=unit.instant, baseFile=None, logOffset=None)
     return stat
 
 
@@ -641,7 +679,7 @@ def rollback_failed_writes(storage: Storage, timeline: Timeline | None = None) -
             continue
         markers.check_markers(storage, inst.timestamp)  # a planted marker is refused before anything
         _refuse_live_write(storage, inst.timestamp)
-        _remove_instant_files(storage, inst.timestamp, record=True)
+        _remove_instant_files(storage, inst.timestamp, record=True, tl=timeline)
         done.append(inst.timestamp)
     return done
 
@@ -656,15 +694,16 @@ def rollback_write(storage: Storage, instant: str) -> int:
     """Roll back one pending deltacommit (a crashed writer's): its marked files, then the instant.
     Returns how many data files were removed. Completed instants, and running writes (live
     heartbeat: a typed ``conflict``), are refused."""
-    if storage.exists(Instant(instant, Action.DELTA_COMMIT, State.COMPLETED).path()):
+    tl = Timeline.load(storage)
+    if layout.completed_path(storage, tl, instant, Action.DELTA_COMMIT) is not None:
         raise InvalidTimelineError(f"deltacommit {instant} is completed; it cannot be rolled back here")
     markers.check_markers(storage, instant)
     _refuse_live_write(storage, instant)
-    return _remove_instant_files(storage, instant, record=True)
+    return _remove_instant_files(storage, instant, record=True, tl=tl)
 
 
 def _remove_instant_files(storage: Storage, instant: str, *, record: bool = False,
-                          also: Iterable[str] = ()) -> int:
+                          also: Iterable[str] = (), tl: Timeline | None = None) -> int:
     """Delete a failed deltacommit's marked files (only those it wrote itself), its markers,
     then its timeline files and its heartbeat.
 
@@ -681,8 +720,7 @@ def _remove_instant_files(storage: Storage, instant: str, *, record: bool = Fals
     else:
         removed = sum(bool(storage.delete(rel)) for rel in targets)
     markers.remove_markers(storage, instant)
-    for state in (State.INFLIGHT, State.REQUESTED):
-        storage.delete(Instant(instant, Action.DELTA_COMMIT, state).path())
+    layout.delete_pending(storage, tl if tl is not None else Timeline.load(storage), instant, Action.DELTA_COMMIT)
     if record:
         heartbeat.delete(storage, instant)  # the dead writer's (a live one was refused above)
     return removed
@@ -778,8 +816,10 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
     schema_json = json.dumps(with_meta_fields(data_schema), separators=(",", ":"))
     data_schema_json = json.dumps(data_schema, separators=(",", ":"))
 
-    instant = next_instant_time(table.timeline, now, zone=table.timeline_zone)
-    requested = Instant(instant, Action.DELTA_COMMIT, State.REQUESTED)
+    tl0 = table.timeline
+    layout2 = layout.layout_of(tl0) == 2
+    instant = layout.new_time(tl0, zone=table.timeline_zone, now=now)
+    requested = layout.instant(tl0, instant, Action.DELTA_COMMIT, State.REQUESTED)
     hb = held.enter_context(heartbeat.hold(storage, instant, what="write"))  # before the instant is visible
     storage.create_if_absent(requested.path(), b"")
     crashpoint("write.after-requested")
@@ -811,21 +851,27 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
         prepared = prepared.append_column("__fid", pa.array(fids, pa.string()))
         # the logs a pending plan re-exposes in slice C exist before it is published: the
         # listing has them, and new logs go after them
-        versions = _log_versions(view)
-        pending_groups = table.pending_compaction_groups() if table.timeline.pending_compactions else {}
+        versions = _log_versions(view) if not layout2 else {}
+        pending_groups = (table.pending_compaction_groups() if table.timeline.pending_compactions and not layout2
+                          else {})
         idx = 0
         kind = "update" if operation == "upsert" else "delete"
         updates = prepared.filter(pc.is_valid(prepared.column("__fid")))
         if updates.num_rows:
             for (part, fid), grp in _group(updates, ["__part", "__fid"]):
                 base_instant, base_name = _target_slice_instant(view, part, fid, pending_groups)
-                v = versions[(part, fid, base_instant)] + 1
                 token = f"{idx}-1-0"
-                name = lf.format_log_file_name(fid, base_instant, v, token)
+                if layout2:  # named with this deltacommit, version 1 (no cross-commit append in 1.x)
+                    v = 1
+                    name = log_file_name_v8(fid, instant, token, v)
+                else:
+                    v = versions[(part, fid, base_instant)] + 1
+                    name = lf.format_log_file_name(fid, base_instant, v, token)
                 planned.append(
                     WriteUnit(storage, kind, instant, idx, part, fid, name,
                               _ipc(grp.drop_columns(["__part", "__fid"])), schema_json,
-                              cfg.precombine_field, cfg.event_time_field, base_instant, base_name, v, options)
+                              cfg.precombine_field, cfg.event_time_field, base_instant, base_name, v, options,
+                              layout=2 if layout2 else 1)
                 )
                 idx += 1
         inserts = prepared.filter(pc.is_null(prepared.column("__fid")))
@@ -841,7 +887,8 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
                     planned.append(
                         WriteUnit(storage, "insert", instant, idx, part, fid, name,
                                   _ipc(chunk.drop_columns(["__part", "__fid"])), schema_json,
-                                  cfg.precombine_field, cfg.event_time_field, options=options)
+                                  cfg.precombine_field, cfg.event_time_field, options=options,
+                                  layout=2 if layout2 else 1)
                     )
                     idx += 1
         # ---- inflight (workload profile), markers, then the files
@@ -855,11 +902,13 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
             operation=operation.upper(),
             schema=None,
         )
-        storage.create_if_absent(requested.path(State.INFLIGHT), dump_commit_metadata(inflight))
+        storage.create_if_absent(requested.path(State.INFLIGHT), layout.commit_data(tl0, inflight))
         crashpoint("write.after-inflight")
         for u in planned:  # Java's DIRECT markers (hudi/markers.py), each before its file
             if u.kind == "insert":
                 markers.mark_create(storage, instant, u.path)
+            elif layout2:
+                markers.mark_append_log(storage, instant, u.path)
             else:
                 markers.mark_append(storage, instant, u.partition, u.file_id,
                                     lf.parse_log_file_name(u.file_name).write_token, u.base_instant)
@@ -875,9 +924,10 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
         if Timeline.load(storage).pending_compaction_times != table.timeline.pending_compaction_times:
             raise _PlansChanged()
         hb.check()  # still this writer's instant (no other process judged it dead meanwhile)
-        storage.create_if_absent(requested.path(State.COMPLETED), dump_commit_metadata(meta))
+        layout.complete(storage, tl0, instant, Action.DELTA_COMMIT, layout.commit_data(tl0, meta),
+                        zone=table.timeline_zone, now=now)
     except BaseException:
-        _abort(storage, instant, planned)
+        _abort(storage, instant, planned, tl0)
         raise
     markers.remove_markers(storage, instant)
     return WriteResult(
@@ -928,12 +978,12 @@ def _single_writer_check(storage: Storage, instant: str) -> None:
             _refuse_live_write(storage, other.timestamp)
 
 
-def _abort(storage: Storage, instant: str, planned: Iterable[WriteUnit]) -> None:
+def _abort(storage: Storage, instant: str, planned: Iterable[WriteUnit], tl: Timeline) -> None:
     """Undo a failed batch: the files it wrote itself (another writer may have made a file of
     the same name), markers, then the instant's timeline files."""
-    if storage.exists(Instant(instant, Action.DELTA_COMMIT, State.COMPLETED).path()):
+    if layout.completed_path(storage, tl, instant, Action.DELTA_COMMIT) is not None:
         return  # committed after all: nothing to undo
-    _remove_instant_files(storage, instant, also=[u.path for u in planned])
+    _remove_instant_files(storage, instant, also=[u.path for u in planned], tl=tl)
 
 
 def _group(table: pa.Table, cols: list[str]):

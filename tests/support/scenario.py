@@ -53,6 +53,7 @@ class Scenario:
     exact: bool = False
     snap_at_plan: dict = field(default_factory=dict)
     w1_done: bool = False
+    table_version: int = 6
 
     def want(self) -> dict:
         return {k: {c: v[c] for c in DATA_COLS} for k, v in self.model.snapshot().items()}
@@ -93,9 +94,12 @@ class Scenario:
         return args + (["--exact-split"] if self.exact else [])
 
 
-def build(tmp_dir: Path, seed: int, *, exact: bool, link_mode: str) -> Scenario:
-    path, model = run_history(tmp_dir, seed, partitioned=True, batches=6, monotone=True)
-    return Scenario(path, model, list(random_history(seed, 6, monotone_ordering=True)), link_mode, exact)
+def build(tmp_dir: Path, seed: int, *, exact: bool, link_mode: str, table_version: int = 6) -> Scenario:
+    """Ordering values rise with arrival (``monotone``): Hudi 0.14's overwrite-latest and 1.x's
+    COMMIT_TIME_ORDERING (a v8/v9 table) then read the same, so one model serves every version."""
+    path, model = run_history(tmp_dir, seed, partitioned=True, batches=6, monotone=True, table_version=table_version)
+    return Scenario(path, model, list(random_history(seed, 6, monotone_ordering=True)), link_mode, exact,
+                    table_version=table_version)
 
 
 def clone(sc: Scenario, dest_dir: Path) -> Scenario:
@@ -103,7 +107,7 @@ def clone(sc: Scenario, dest_dir: Path) -> Scenario:
     dest = dest_dir / sc.path.name
     shutil.copytree(sc.path, dest, symlinks=True)
     return Scenario(dest, copy.deepcopy(sc.model), copy.deepcopy(sc.history), sc.link_mode, sc.exact,
-                    copy.deepcopy(sc.snap_at_plan), sc.w1_done)
+                    copy.deepcopy(sc.snap_at_plan), sc.w1_done, sc.table_version)
 
 
 def cli(*args, crash: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
