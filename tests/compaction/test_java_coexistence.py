@@ -61,10 +61,10 @@ def judged(path) -> dict:
 class World:
     """The table, the Java simulator, the model and the clock of one history."""
 
-    def __init__(self, tmp_path, seed: int, *, link_mode: str = "auto"):
+    def __init__(self, tmp_path, seed: int, *, link_mode: str = "auto", version: int = 6):
         self.path = tmp_path / f"t{seed}"
         init_table(str(self.path), table_name=f"t{seed}", record_key="key", precombine_field="ts",
-                   event_time_field="event_time", partition_field="region")
+                   event_time_field="event_time", partition_field="region", table_version=version)
         self.java = JavaHudi(self.path, seed)
         self.rng = random.Random(seed)
         self.model: dict[str, dict] = {}
@@ -147,11 +147,13 @@ def _early_then_late(w: World, keys: list[str]) -> None:
 
 
 # ----------------------------------------------------------------- 1. Java executes our plan
-def test_java_executing_our_partial_plan_keeps_every_remaining_log(tmp_path):
+@pytest.mark.parametrize("version", [6, 8, 9])
+def test_java_executing_our_partial_plan_keeps_every_remaining_log(tmp_path, version):
     """E2: a Spark inline compaction executes our partial plan with Java's plan schema (links
     dropped, prefix only). The re-exposed logs exist since the plan was published, so slice C
-    is correct and the threshold counts."""
-    w = World(tmp_path, 1)
+    is correct and the threshold counts. On v8/v9 the copies named C (invisible while C is
+    pending) become visible with the commit Java writes for C (spec §3.6)."""
+    w = World(tmp_path, 1, version=version)
     _base(w)
     w.tick()
     live = sorted(w.model)
@@ -180,8 +182,9 @@ def test_java_executing_our_partial_plan_keeps_every_remaining_log(tmp_path):
 
 
 # ----------------------------------------------------------------- 2. metadata table
-def test_metadata_table_is_refused_until_dropped(tmp_path):
-    w = World(tmp_path, 2)
+@pytest.mark.parametrize("version", [6, 8, 9])
+def test_metadata_table_is_refused_until_dropped(tmp_path, version):
+    w = World(tmp_path, 2, version=version)
     _base(w)
     props_before = (w.path / ".hoodie/hoodie.properties").read_bytes()
     enable_metadata_table(w.path)
@@ -200,7 +203,8 @@ def test_metadata_table_is_refused_until_dropped(tmp_path):
     assert not v["ok"] and v["metadata_table"]["partitions"] == ["files"] and v["metadata_table"]["folder"]
     out = json.loads(subprocess.run([sys.executable, "-m", "airflow_hudi_etc.cli", "drop-metadata-table", "--path",
                                      str(w.path)], capture_output=True, text=True, cwd=REPO, check=True).stdout)
-    assert out["status"] == "dropped" and out["properties_updated"] and out["files_removed"] == 2
+    # the simulated MDT: v6 two files; v8/v9 properties, three timeline files and the files log
+    assert out["status"] == "dropped" and out["properties_updated"] and out["files_removed"] == (2 if version == 6 else 5)
     assert not (w.path / ".hoodie/metadata").exists() and not (w.path / ".hoodie/hoodie.properties.backup").exists()
     from airflow_hudi_etc.hudi.properties import loads
 
@@ -284,10 +288,12 @@ def test_execute_refuses_a_file_in_place_of_a_link(tmp_path):
 
 
 # ----------------------------------------------------------------- 4. Java's cleaner and links
-def test_java_cleaner_after_our_compaction_loses_nothing(tmp_path):
+@pytest.mark.parametrize("version", [6, 8, 9])
+def test_java_cleaner_after_our_compaction_loses_nothing(tmp_path, version):
     """E5: auto link mode copies (the table makes no exclusive-cleaner promise), so Java's
-    KEEP_LATEST_COMMITS cleaner deleting the old slice takes nothing a reader needs."""
-    w = World(tmp_path, 6)
+    KEEP_LATEST_COMMITS cleaner deleting the old slice takes nothing a reader needs (v8/v9: the
+    copies named C stay with slice C, the originals go with the old slice)."""
+    w = World(tmp_path, 6, version=version)
     _base(w)
     live = sorted(w.model)
     _early_then_late(w, live[:6])
