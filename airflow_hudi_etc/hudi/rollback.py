@@ -70,10 +70,12 @@ def rollback_with_instant(
     if r is None:
         r = layout.new_time(timeline, zone=zone)
         # every file goes in filesToBeDeleted, logBlocksToBeDeleted stays null (v8/v9: spec §5.4)
-        plan = am.rollback_plan(
-            (instant, action.value),
-            [am.rollback_request(part, None, None, [_uri(storage, rel) for rel in rels]) for part, rels in files.items()],
-        )
+        requests = [am.rollback_request(part, None, None, [_uri(storage, rel) for rel in rels])
+                    for part, rels in files.items()]
+        if layout.layout_of(timeline) == 2:
+            for req in requests:
+                req["logBlocksToBeDeleted"] = None
+        plan = am.rollback_plan((instant, action.value), requests)
         storage.create_if_absent(layout.instant(timeline, r, Action.ROLLBACK, State.REQUESTED).path(),
                                  am.write_avro_metadata(am.ROLLBACK_PLAN, plan))
     inflight = layout.instant(timeline, r, Action.ROLLBACK, State.INFLIGHT)

@@ -24,9 +24,19 @@ from reading import iso, snapshot_by_key
 SLOW = pytest.mark.slow
 
 
-@pytest.mark.parametrize("seed", [*range(30), *(pytest.param(s, marks=SLOW) for s in range(30, 130))])
-def test_partial_compaction_keeps_snapshot_and_guarantees_ro(tmp_path, seed, monkeypatch):
-    link_mode = "copy" if seed % 2 else "symlink"
+def _versions(ci6, slow6, ci8=(), slow8=(), ci9=(), slow9=()):
+    """(seed, table version) parameters: the CI ones, and the rest behind ``slow``."""
+    out = []
+    for v, ci, slow in ((6, ci6, slow6), (8, ci8, slow8), (9, ci9, slow9)):
+        out += [pytest.param(s, v, id=f"{s}-v{v}") for s in ci]
+        out += [pytest.param(s, v, marks=SLOW, id=f"{s}-v{v}") for s in slow]
+    return out
+
+
+@pytest.mark.parametrize("seed,version", _versions(range(30), range(30, 130), range(4), range(4, 40), range(2),
+                                                   range(2, 30)))
+def test_partial_compaction_keeps_snapshot_and_guarantees_ro(tmp_path, seed, version, monkeypatch):
+    link_mode = "copy" if seed % 2 or version != 6 else "symlink"
     # the new base file is written as a stream: batches of the old base and row groups of the
     # new one as small as a row, or the whole file at once
     monkeypatch.setattr(executor, "BATCH_ROWS", (1, 3, 65_536)[seed % 3])
@@ -35,7 +45,8 @@ def test_partial_compaction_keeps_snapshot_and_guarantees_ro(tmp_path, seed, mon
     payload = "event-time-ordering" if seed % 3 == 2 else "overwrite-latest"
     # ordering values grow over time: with decreasing ones Hudi's own answers depend on when
     # compaction runs (see test_merge_rules), for stock compaction as much as for ours
-    path, model = run_history(tmp_path, seed, partitioned=seed % 2 == 0, payload=payload, batches=6, monotone=True)
+    path, model = run_history(tmp_path, seed, partitioned=seed % 2 == 0, payload=payload, batches=6, monotone=True,
+                              table_version=version)
     history = random_history(seed, 6, monotone_ordering=True)
     before = snapshot_by_key(path)
     assert before == {k: {c: v[c] for c in DATA_COLS} for k, v in model.snapshot().items()}
@@ -66,8 +77,9 @@ def test_partial_compaction_keeps_snapshot_and_guarantees_ro(tmp_path, seed, mon
     assert_updates_after_compaction_find_their_file_group(path, model)
 
 
-def test_trigger_refusals(tmp_path):
-    path, _ = run_history(tmp_path, 3, batches=4)
+@pytest.mark.parametrize("version", [6, 8])
+def test_trigger_refusals(tmp_path, version):
+    path, _ = run_history(tmp_path, 3, batches=4, table_version=version)
     t0 = 1_700_000_000_000
     first = schedule(str(path), data_latency="30m", compaction_time=iso(t0 + 10 * 3_600_000))
     assert first.instant
@@ -75,7 +87,7 @@ def test_trigger_refusals(tmp_path):
     retry = schedule(str(path), data_latency="30m", compaction_time=iso(t0 + 10 * 3_600_000))
     assert (retry.instant, retry.reason, retry.operations) == (first.instant, "already scheduled", first.operations)
     assert (first.outcome, retry.outcome) == ("scheduled", "already_scheduled")
-    assert len(list((path / ".hoodie").glob("*.compaction.requested"))) == 1
+    assert len(list((path / ".hoodie" / ("timeline" if version != 6 else "")).glob("*.compaction.requested"))) == 1
     # another threshold, or the same one with other settings: refused while the plan is pending
     again = schedule(str(path), data_latency="30m", compaction_time=iso(t0 + 11 * 3_600_000))
     assert again.instant is None and again.reason.startswith("pending compaction")
@@ -91,8 +103,9 @@ def test_trigger_refusals(tmp_path):
     assert nothing.outcome == "nothing_qualifies"
 
 
-def test_rollback_and_unschedule_restore_the_snapshot(tmp_path):
-    path, model = run_history(tmp_path, 4, batches=6)
+@pytest.mark.parametrize("version", [6, 8, 9])
+def test_rollback_and_unschedule_restore_the_snapshot(tmp_path, version):
+    path, model = run_history(tmp_path, 4, batches=6, table_version=version)
     before = snapshot_by_key(path)
     t0 = 1_700_000_000_000
     res = schedule(str(path), data_latency="1h", compaction_time=iso(t0 + 4 * 3_600_000), link_mode="copy")
@@ -111,11 +124,13 @@ def test_rollback_and_unschedule_restore_the_snapshot(tmp_path):
     assert snapshot_by_key(path) == before
 
 
-@pytest.mark.parametrize("seed", [*range(12), *(pytest.param(s, marks=SLOW) for s in range(12, 62))])
-def test_exact_split_ro_holds_exactly_the_records_up_to_the_threshold(tmp_path, seed):
-    link_mode = "copy" if seed % 2 else "symlink"
+@pytest.mark.parametrize("seed,version", _versions(range(12), range(12, 62), range(3), range(3, 30), range(1),
+                                                   range(1, 20)))
+def test_exact_split_ro_holds_exactly_the_records_up_to_the_threshold(tmp_path, seed, version):
+    link_mode = "copy" if seed % 2 or version != 6 else "symlink"
     payload = "event-time-ordering" if seed % 3 == 2 else "overwrite-latest"
-    path, model = run_history(tmp_path, seed, partitioned=seed % 2 == 1, payload=payload, batches=6, monotone=True)
+    path, model = run_history(tmp_path, seed, partitioned=seed % 2 == 1, payload=payload, batches=6, monotone=True,
+                              table_version=version)
     history = random_history(seed, 6, monotone_ordering=True)
     t0 = 1_700_000_000_000
     threshold = t0 + 2 * 3_600_000
