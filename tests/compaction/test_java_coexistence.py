@@ -19,9 +19,12 @@ import pytest
 
 from airflow_hudi_etc.compaction.clean import clean
 from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.plans import read_plan
+from airflow_hudi_etc.compaction.results import Outcome
 from airflow_hudi_etc.compaction.lifecycle import rollback, unschedule
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
+from airflow_hudi_etc.hudi import crash
 from airflow_hudi_etc.hudi import logformat as lf
 from airflow_hudi_etc.hudi.coexistence import drop_metadata_table
 from airflow_hudi_etc.hudi.errors import HudiEtcError, MetadataTablePresentError, UnsupportedFeatureError
@@ -31,6 +34,7 @@ from airflow_hudi_etc.hudi.table import HudiTable
 from airflow_hudi_etc.hudi.timeline import Timeline
 from airflow_hudi_etc.hudi.writer import init_table, write_batch
 from java_sim import JavaHudi, enable_metadata_table
+from model_v8 import Model1x
 from oracle import hudi_rs_read
 from paths import REPO
 from batches import DATA_COLS, batch
@@ -402,6 +406,286 @@ def test_timestamp_key_generator_partition_paths(tmp_path):
     update_table_properties(Storage(str(p)), {"hoodie.keygen.timebased.output.dateformat": "yyyy-ww"})
     with pytest.raises(UnsupportedFeatureError, match="pattern letter 'w'"):
         write_batch(str(p), pa.Table.from_pylist([{**rows[0], "ts": 3}], schema=schema))
+
+
+# ----------------------------------------------------------------- 1.x writers and table services next to our plans
+# (spec hudi-format-v8-v9.md §3.6 conditions 1 and 6; on version 6 where the rule is the same)
+
+
+def _files(path) -> dict:
+    return {str(p.relative_to(path)): p.read_bytes() for p in path.rglob("*") if p.is_file()}
+
+
+def _ours(w: World, m: Model1x, rows: list[dict], op: str = "upsert") -> None:
+    if op == "upsert":
+        write_batch(str(w.path), batch(rows))
+        m.upsert(rows)
+    else:
+        write_batch(str(w.path), _delete_batch(rows), operation="delete")
+        m.delete([r["key"] for r in rows])
+    w.applied(rows, op)
+
+
+def _java(w: World, m: Model1x, rows: list[dict], op: str = "upsert") -> str:
+    t, _ = w.java.write(batch(rows) if op == "upsert" else _delete_batch(rows), op)
+    (m.upsert(rows) if op == "upsert" else m.delete([r["key"] for r in rows]))
+    w.applied(rows, op)
+    return t
+
+
+def _judge(w: World, m: Model1x, version: int) -> None:
+    """hudi-rs (v8/v9 always; v6 our reader while a plan is pending), our reader, the 1.x model
+    and the last-write-wins dict agree."""
+    want = {k: {c: r[c] for c in DATA_COLS} for k, r in m.snapshot().items()}
+    got = judged(w.path) if version == 6 else snapshot(w.path)
+    assert got == want == w.model
+    assert snapshot(w.path, ours=True) == want
+
+
+def _v1x_world(tmp_path, seed, version) -> tuple[World, Model1x]:
+    w = World(tmp_path, seed, version=version)
+    # our init_table makes COMMIT_TIME_ORDERING tables on v8/v9 (v6: OverwriteWithLatestAvroPayload)
+    m = Model1x(commit_time_ordering=HudiTable.load(str(w.path)).config.merge_mode != "EVENT_TIME_ORDERING")
+    rows = w.rows(12, 0)
+    _ours(w, m, rows)
+    w.tick()
+    return w, m
+
+
+def _early_late(w: World, m: Model1x, keys: list[str]) -> None:
+    """As :func:`_early_then_late`, kept in the 1.x model too."""
+    for ts, value, et in ((400, 1.0, T0 - 2 * H), (500, -1.0, T0 + 5 * H)):
+        _ours(w, m, [{**w.model[k], "ts": ts + i, "value": value, "event_time": et} for i, k in enumerate(keys)])
+
+
+def _start_java_write(w: World, rows: list[dict]):
+    """A Java deltacommit requested now whose commit file is not written: (instant, its files,
+    the object completing it on v8/v9 or None on v6, whose simulator cannot complete it later)."""
+    if w.java.version == 6:
+        t, paths = w.java.write(batch(rows), commit=False)
+        return t, paths, None
+    pw = w.java.start_write(batch(rows))
+    return pw.instant, pw.paths, pw
+
+
+@pytest.mark.parametrize("version", [6, 8, 9])
+def test_java_write_pending_when_we_schedule_blocks_the_plan(tmp_path, version):
+    """§3.6 condition 1 (a): a Java deltacommit requested before our C and still pending on a file
+    group the plan would take (copies named C would sort after its log while it completes after
+    C): schedule answers ``waiting``, writes nothing; once Java completed it, the plan is made and
+    executing it keeps Java's records."""
+    w, m = _v1x_world(tmp_path, 21, version)
+    live = sorted(w.model)
+    _early_late(w, m, live[:6])
+    upd = [{**w.model[k], "ts": 900 + i, "value": 77.0} for i, k in enumerate(live[:2])]
+    t, paths, pw = _start_java_write(w, upd)
+    assert paths and all(p in _files(w.path) for p in paths)
+    before = _files(w.path)
+    res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 2 * H))
+    assert res.instant is None and res.outcome is Outcome.WAITING and t in res.reason, res
+    assert _files(w.path) == before  # the table untouched
+    _judge(w, m, version)  # the pending write is invisible
+    if pw is None:
+        return
+    pw.complete()
+    m.upsert(upd)
+    w.applied(upd)
+    _judge(w, m, version)
+    res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 2 * H))
+    assert res.outcome is Outcome.SCHEDULED and res.instant > t, res
+    _judge(w, m, version)
+    assert execute(str(w.path))["status"] == "completed"
+    _judge(w, m, version)
+    assert validate(str(w.path))["ok"]
+
+
+@pytest.mark.parametrize("version", [6, 8, 9])
+@pytest.mark.parametrize("point", ["schedule.before-links", "schedule.after-aux-plan"])
+def test_java_write_racing_our_publish_is_caught_by_the_recheck(tmp_path, version, point):
+    """§3.6 condition 1 (b), the race: our listing sees no pending write, then Java requests a
+    deltacommit T < C (C chosen ahead of the clock through the ``schedule.instant-time`` hook, the
+    hazard measured in §3.6) and writes its log before our plan is published. The re-check before
+    publishing refuses the plan (``conflict``) and removes every copy it made: the table holds
+    exactly what it held plus Java's write. Once Java completed, a new plan keeps its records."""
+    w, m = _v1x_world(tmp_path, 22, version)
+    live = sorted(w.model)
+    _early_late(w, m, live[:6])
+    before = _files(w.path)
+    c = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=30)).strftime("%Y%m%d%H%M%S%f")[:17]
+    upd = [{**w.model[k], "ts": 900 + i, "value": 77.0} for i, k in enumerate(live[:2])]
+    started = []
+
+    def java_writes(_point):
+        if not started:
+            started.append(_start_java_write(w, upd))
+
+    with crash.hooked("schedule.instant-time", lambda _p: c), crash.hooked(point, java_writes):
+        res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 2 * H))
+    t, paths, pw = started[0]
+    assert t < c
+    assert res.instant is None and res.outcome is Outcome.CONFLICT and f"write {t} started" in res.reason, res
+    after = _files(w.path)
+    assert not [p for p in after if f"_{c}." in p or p.rsplit("/", 1)[-1].startswith(c)]  # no copy, no plan
+    java_files = {p for p in after if p not in before}
+    assert set(paths) <= java_files and all(t in p for p in java_files - set(paths))  # only Java's write is new
+    assert {p: after[p] for p in before} == before
+    _judge(w, m, version)
+    if pw is None:
+        return
+    pw.complete()
+    m.upsert(upd)
+    w.applied(upd)
+    res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 2 * H))
+    assert res.outcome is Outcome.SCHEDULED, res
+    assert execute(str(w.path))["status"] == "completed"
+    _judge(w, m, version)
+    assert validate(str(w.path))["ok"]
+
+
+@pytest.mark.parametrize("version", [8, 9])
+def test_java_writes_after_c_land_after_our_copies(tmp_path, version):
+    """§3.6 condition 1 (c), the "129300" case: Java deltacommits requested after C (one completed
+    while C is pending, one completed after our execute, one requested after C completed) write
+    the same ordering value as the late update our copies re-expose. Each lands in slice C after
+    the copies (its name-instant is > C), so the later-processed Java version wins (commit-time
+    ordering, and the tie under event-time ordering) in hudi-rs, our reader and the 1.x model."""
+    w, m = _v1x_world(tmp_path, 23, version)
+    live = sorted(w.model)
+    _early_late(w, m, live[:6])
+    res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 2 * H))
+    assert res.outcome is Outcome.SCHEDULED
+    c = res.instant
+    copies = {p: p.read_bytes() for p in w.path.rglob(f".*_{c}.log.*")}
+    assert copies
+    tie = [{**w.model[k], "value": 88.0 + i} for i, k in enumerate(live[:3])]  # same ts as the copies' rows
+    pw0 = w.java.start_write(batch([tie[0]]))
+    pw1 = w.java.start_write(batch([tie[1]]))
+    assert c < pw0.instant < pw1.instant
+    pw0.complete()  # completes while C is pending
+    m.upsert([tie[0]])
+    w.applied([tie[0]])
+    _judge(w, m, version)
+    assert execute(str(w.path))["status"] == "completed"
+    _judge(w, m, version)  # pw1 not completed yet: invisible; it completes after C
+    pw1.complete()
+    m.upsert([tie[1]])
+    w.applied([tie[1]])
+    _judge(w, m, version)
+    t2 = _java(w, m, [tie[2]])  # requested after C completed
+    assert t2 > c
+    _judge(w, m, version)
+    got = snapshot(w.path)
+    assert [got[k]["value"] for k in live[:3]] == [88.0, 89.0, 90.0]
+    assert {p: p.read_bytes() for p in w.path.rglob(f".*_{c}.log.*")} == copies
+    assert validate(str(w.path))["ok"]
+
+
+@pytest.mark.parametrize("version", [8, 9])
+def test_java_rollback_of_a_failed_write_next_to_our_pending_plan(tmp_path, version):
+    """A Java 1.x write fails (its files left) and Java rolls it back by deleting every file named
+    with its instant while our plan C is pending; another fails, we execute C, then Java rolls
+    that one back. No record lost or resurrected, our copies and base files untouched."""
+    w, m = _v1x_world(tmp_path, 24, version)
+    live = sorted(w.model)
+    _early_late(w, m, live[:6])
+    res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 2 * H))
+    assert res.outcome is Outcome.SCHEDULED
+    c = res.instant
+    copies = {p: p.read_bytes() for p in w.path.rglob(f".*_{c}.log.*")}
+    assert copies
+    t, paths = w.java.failed_write_then_rollback(batch(
+        [{**w.model[k], "ts": 990 + i, "value": 5.0} for i, k in enumerate(live[:4])] + w.rows(2, 0)))
+    assert paths and not [p for p in w.path.rglob("*") if t in p.name and p.is_file() and ".hoodie" not in str(p)]
+    assert {p: p.read_bytes() for p in w.path.rglob(f".*_{c}.log.*")} == copies
+    _judge(w, m, version)
+    pw = w.java.start_write(batch([{**w.model[k], "ts": 995, "value": 6.0} for k in live[:2]]))  # dies
+    assert execute(str(w.path))["status"] == "completed"
+    _judge(w, m, version)  # its log in slice C: invisible (never committed)
+    ours = {p: p.read_bytes() for p in w.path.rglob(f"*_{c}.*") if p.is_file() and ".hoodie" not in str(p)}
+    w.java.rollback_failed(pw.instant)
+    assert not [p for p in w.path.rglob("*") if pw.instant in p.name and ".hoodie" not in str(p)]
+    assert {p: p.read_bytes() for p in w.path.rglob(f"*_{c}.*") if p.is_file() and ".hoodie" not in str(p)} == ours
+    _judge(w, m, version)
+    assert validate(str(w.path))["ok"]
+
+
+@pytest.mark.parametrize("version", [8, 9])
+def test_java_and_our_compaction_plans_never_share_a_file_group(tmp_path, version):
+    """Both ways: Java's compactor plans only file groups not in our pending plan (and its plan
+    executed before ours loses nothing); our schedule makes no plan while Java's is pending
+    (``pending``, table untouched) and plans after Java executed it."""
+    w, m = _v1x_world(tmp_path, 25, version)
+    live = sorted(w.model)
+    region = {k: w.model[k]["region"] for k in live}
+    in_a = [k for k in live if region[k] == "a"]
+    in_b = [k for k in live if region[k] == "b"]
+    _early_late(w, m, in_a)  # region a: an early prefix → our plan
+    _ours(w, m, [{**w.model[k], "ts": 600 + i, "value": 3.0, "event_time": T0 + 6 * H} for i, k in enumerate(in_b)])
+    res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 2 * H))
+    assert res.outcome is Outcome.SCHEDULED
+    c = res.instant
+    ours = {(o.partition, o.file_id) for o in read_plan(HudiTable.load(str(w.path)), c).operations}
+    assert ours and {p[-1] for p, _ in ours} == {"a"}
+    j = w.java.schedule_compaction()
+    assert j is not None and j > c
+    theirs = {(o.partition, o.file_id) for o in w.java.read_plan(j).operations}
+    assert theirs and not theirs & ours and "b" in {p[-1] for p, _ in theirs}
+    _judge(w, m, version)
+    assert w.java.compact(instant=j) == j  # Java's plan first, ours still pending
+    _judge(w, m, version)
+    assert execute(str(w.path))["status"] == "completed"
+    _judge(w, m, version)
+    assert validate(str(w.path))["ok"]
+    # the other way: Java's plan pending → we plan nothing
+    w.tick()
+    _early_late(w, m, in_b)
+    j2 = w.java.schedule_compaction()
+    assert j2 is not None
+    before = _files(w.path)
+    res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 3 * H))
+    assert res.instant is None and res.outcome is Outcome.PENDING and res.pending_instant == j2, res
+    assert _files(w.path) == before
+    assert w.java.compact(instant=j2) == j2
+    _judge(w, m, version)
+    _early_late(w, m, in_a)
+    res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 3 * H))
+    assert res.outcome is Outcome.SCHEDULED, res
+    assert execute(str(w.path))["status"] == "completed"
+    _judge(w, m, version)
+    assert validate(str(w.path))["ok"]
+
+
+@pytest.mark.parametrize("version", [6, 8, 9])
+@pytest.mark.parametrize("exact", [False, True])
+def test_natural_order_delete_is_never_left_behind_a_compacted_upsert(tmp_path, version, exact):
+    """§3.6 condition 6: a Java SQL DELETE (natural order, no event time) followed by a compacted
+    upsert of the same key. A delete log has no event time, so it qualifies: the prefix our plan
+    compacts always takes it, never leaves it (re-applied after the new base it would delete the
+    newer upsert). Also a delete followed by a late re-insert that the plan leaves out. The
+    result equals hudi-rs and the 1.x model after execute; RO holds no pre-delete version."""
+    w, m = _v1x_world(tmp_path, 26 + exact, version)
+    live = sorted(w.model)
+    k0, k1, k2, k3 = live[:4]
+    td = _java(w, m, [w.model[k0], w.model[k1]], "delete")  # natural order, both keys
+    _ours(w, m, [{**w.model[k2], "ts": 300, "value": 1.0, "event_time": T0 - 2 * H}])
+    back0 = {"key": k0, "ts": 301, "event_time": T0 - 2 * H, "value": 2.0, "note": "x", "region": "abc"[int(k0[1:]) % 3]}
+    _java(w, m, [back0])  # re-inserted, early: compacted after the delete
+    _ours(w, m, [{**w.model[k3], "ts": 302, "value": 3.0, "event_time": T0 + 5 * H}])  # late: left out
+    back1 = {**back0, "key": k1, "ts": 303, "value": 4.0, "event_time": T0 + 5 * H, "region": "abc"[int(k1[1:]) % 3]}
+    _java(w, m, [back1])  # re-inserted, late: left out
+    _judge(w, m, version)
+    res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 2 * H), exact_split=exact)
+    assert res.outcome is Outcome.SCHEDULED, res
+    plan = read_plan(HudiTable.load(str(w.path)), res.instant)
+    for op in plan.operations:  # the delete's logs are compacted, never re-exposed
+        assert not [x for x in op.links if td in x.target], op
+    _judge(w, m, version)
+    assert execute(str(w.path))["status"] == "completed"
+    _judge(w, m, version)
+    ro = snapshot(w.path, ro=True)
+    # k1's re-insert is a base file of its own (the index no longer finds the key): in RO with it only
+    assert ro[k0]["value"] == 2.0 and ro.get(k1, {"value": 4.0})["value"] == 4.0 and ro[k2]["value"] == 1.0
+    assert validate(str(w.path))["ok"]
 
 
 # ----------------------------------------------------------------- random interleavings

@@ -308,12 +308,16 @@ class JavaHudi1x:
             am.COMPACTION_PLAN, am.compaction_plan(ops, missing_schedule_partitions=[])))
         return c
 
-    def compact(self, *, schedule: bool = False) -> str | None:
-        """``HoodieCompactor`` on the first pending plan, links and extra metadata dropped by Java's
-        plan schema; with none pending and ``schedule``, Java plans its own first. Returns C."""
+    def compact(self, *, schedule: bool = False, instant: str | None = None) -> str | None:
+        """``HoodieCompactor`` on the first pending plan (or plan ``instant``), links and extra
+        metadata dropped by Java's plan schema; with none pending and ``schedule``, Java plans its
+        own first. Returns C."""
         table = HudiTable.load(self.storage)
         pending = table.timeline.pending_compactions
-        if pending:
+        if instant is not None:
+            assert instant in {i.timestamp for i in pending}, instant
+            c = instant
+        elif pending:
             c = pending[0].timestamp
         elif schedule:
             c = self.schedule_compaction()
