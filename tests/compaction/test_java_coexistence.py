@@ -502,14 +502,17 @@ def test_java_write_pending_when_we_schedule_blocks_the_plan(tmp_path, version):
     assert validate(str(w.path))["ok"]
 
 
-@pytest.mark.parametrize("version", [6, 8, 9])
-@pytest.mark.parametrize("point", ["schedule.before-links", "schedule.after-aux-plan"])
+# after-recheck: layout 2 only (the check after publishing); a layout-1 plan stays published, execute
+# refusing a stale one (tests/compaction/test_concurrency.py)
+@pytest.mark.parametrize("version,point", [(v, p) for v in (6, 8, 9) for p in (
+    "schedule.before-links", "schedule.after-aux-plan", "schedule.after-recheck") if (v, p) != (6, "schedule.after-recheck")])
 def test_java_write_racing_our_publish_is_caught_by_the_recheck(tmp_path, version, point):
     """§3.6 condition 1 (b), the race: our listing sees no pending write, then Java requests a
     deltacommit T < C (C chosen ahead of the clock through the ``schedule.instant-time`` hook, the
-    hazard measured in §3.6) and writes its log before our plan is published. The re-check before
-    publishing refuses the plan (``conflict``) and removes every copy it made: the table holds
-    exactly what it held plus Java's write. Once Java completed, a new plan keeps its records."""
+    hazard measured in §3.6; a Java host whose clock is behind ours) and writes its log before our
+    plan is published. The re-check before publishing (or, for a write requested after it, the one
+    after) refuses the plan (``conflict``) and removes every copy it made: the table holds exactly
+    what it held plus Java's write. Once Java completed, a new plan keeps its records."""
     w, m = _v1x_world(tmp_path, 22, version)
     live = sorted(w.model)
     _early_late(w, m, live[:6])
