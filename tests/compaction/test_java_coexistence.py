@@ -548,6 +548,50 @@ def test_java_write_racing_our_publish_is_caught_by_the_recheck(tmp_path, versio
     assert validate(str(w.path))["ok"]
 
 
+@pytest.mark.parametrize("version", [8, 9])
+def test_java_write_named_before_c_seen_only_after_publish_makes_execute_refuse(tmp_path, version, monkeypatch):
+    """§3.6 condition 1, the last window: a Java writer that listed the timeline before our plan
+    was published (its clock behind ours) requests T < C after every check of schedule. Pending,
+    or completed after C, its log would sort before the copies named C in slice C: execute
+    refuses (typed, nothing written); unschedule (Java's log is named T: it falls back into the
+    old slice) and a new plan keep Java's record."""
+    from airflow_hudi_etc.hudi.errors import InvalidTimelineError
+    from airflow_hudi_etc.hudi.timeline import format_instant
+
+    w, m = _v1x_world(tmp_path, 29, version)
+    live = sorted(w.model)
+    _early_late(w, m, live[:6])
+    c = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=30)).strftime("%Y%m%d%H%M%S%f")[:17]
+    with crash.hooked("schedule.instant-time", lambda _p: c):
+        res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 2 * H))
+    assert res.instant == c
+    java_now = w.java.now
+    monkeypatch.setattr(w.java, "now", lambda: format_instant(dt.datetime.now(dt.timezone.utc)))  # C unseen
+    upd = [{**w.model[live[0]], "value": 88.0}]  # the late update the copies hold, overwritten by Java
+    pw = w.java.start_write(batch(upd))
+    monkeypatch.setattr(w.java, "now", java_now)
+    assert pw.instant < c
+    before = _files(w.path)
+    with pytest.raises(InvalidTimelineError, match=f"write {pw.instant} .*before"):
+        execute(str(w.path))
+    assert _files(w.path) == before
+    pw.complete()  # completion > C
+    m.upsert(upd)
+    w.applied(upd)
+    before = _files(w.path)
+    with pytest.raises(InvalidTimelineError, match=f"write {pw.instant} .*before"):
+        execute(str(w.path))
+    assert _files(w.path) == before
+    assert unschedule(str(w.path), instant=c)["status"] == "unscheduled"
+    _judge(w, m, version)
+    res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 2 * H))
+    assert res.outcome is Outcome.SCHEDULED and res.instant > c, res
+    assert execute(str(w.path))["status"] == "completed"
+    _judge(w, m, version)
+    assert snapshot(w.path)[live[0]]["value"] == 88.0
+    assert validate(str(w.path))["ok"]
+
+
 @pytest.mark.parametrize("version,payload", [(8, "overwrite-latest"), (9, "overwrite-latest"),
                                              (8, "event-time-ordering"), (9, "event-time-ordering")])
 def test_java_writes_after_c_land_after_our_copies(tmp_path, version, payload):
