@@ -137,6 +137,14 @@ def _preflight(table: HudiTable, plan: CompactionPlan) -> None:
             f"compaction plan {instant} is stale: {stale[0]} was committed into a planned slice after the plan "
             f"was made (a write raced the scheduler); executing would drop it. Readers still see it while the "
             f"plan is pending: unschedule the plan and schedule again")
+    early = _writes_straddling(table, plan)
+    if early:
+        t, state = early[0]
+        raise InvalidTimelineError(
+            f"compaction plan {instant}: write {t} was requested before it and {state}: its logs would sort "
+            f"before the re-exposed copies named {instant} in the new slice (a writer whose clock is behind "
+            f"ours raced the scheduler). Let the write finish or roll it back, then unschedule the plan and "
+            f"schedule again")
     listed: dict[str, set[str]] = {}  # one listing per folder, to find inputs that are gone
     for op in plan.operations:  # a planted symlink must not make the compaction read outside the table
         for name in ([op.base_file] if op.base_file else []) + list(op.compact_logs) + [lk.target for lk in op.links]:
@@ -215,6 +223,24 @@ def _check_input_file(storage: Storage, rel: str, listed: dict[str, set[str]], *
             pq.read_metadata(storage.full(rel))
         except (pa.ArrowInvalid, OSError) as e:
             raise CorruptDataFileError(f"base file {rel} is not readable Parquet: {str(e)[:200]}") from None
+
+
+def _writes_straddling(table: HudiTable, plan: CompactionPlan) -> list[tuple[str, str]]:
+    """Layout 2, a plan with copies: writes requested before C that are still pending or completed
+    after C (spec v8 §3.6 condition 1; schedule refuses while one is pending, so only a writer that
+    listed the timeline before the plan was published, with a clock behind ours, leaves one)."""
+    tl = table.timeline
+    if tl.layout != 2 or not any(op.links for op in plan.operations):
+        return []
+    out = []
+    for i in tl.instants:
+        if i.action not in (Action.DELTA_COMMIT, Action.COMMIT) or i.timestamp >= plan.instant:
+            continue
+        if i.is_pending:
+            out.append((i.timestamp, "is still pending"))
+        elif (tl.completion_time(i.timestamp) or "") > plan.instant:
+            out.append((i.timestamp, "completed after it"))
+    return out
 
 
 def _stale_plan_logs(table: HudiTable, plan: CompactionPlan) -> list[str]:

@@ -239,13 +239,22 @@ def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode:
             conflict = "conflict: the instant was taken concurrently"
     if conflict is None:
         # two schedulers that both passed the re-check: whoever sees the other's plan withdraws
-        # its own (both may withdraw; at most one plan stays)
-        others = [i.timestamp for i in Timeline.load(storage).pending_compactions if i.timestamp != instant]
-        if not others:
+        # its own (both may withdraw; at most one plan stays). Layout 2: a write requested after
+        # the re-check under an instant <= C (a writer whose clock is behind ours, or the same
+        # millisecond) would sort its log before the copies named C, or leave it in the slice C
+        # closes (spec v8 §3.6 condition 1): the plan is withdrawn too (the write's logs are named
+        # with its own instant, so none is orphaned). Layout 1 keeps the plan: a log appended to
+        # slice C by a writer that saw it would be orphaned, and execute refuses a stale plan.
+        now = Timeline.load(storage)
+        others = [i.timestamp for i in now.pending_compactions if i.timestamp != instant]
+        racing = ([t for t in _new_writes(planned_on, now) if t <= instant]
+                  if layout.layout_of(planned_on) == 2 else [])
+        if not others and not racing:
             create_links(storage, plan, mode, missing_only=True)  # one removed meanwhile is made again
             return None
         storage.delete(req.path())
-        conflict = f"conflict: compaction {others[0]} was scheduled concurrently"
+        conflict = (f"conflict: compaction {others[0]} was scheduled concurrently" if others else
+                    f"conflict: write {racing[0]} started while the plan was being published; schedule again")
     if aux is not None:
         storage.delete(aux)
     delete_all(storage, made)
@@ -263,12 +272,17 @@ def _planning_conflict(storage: Storage, planned_on: Timeline, instant: str) -> 
     other = [i.timestamp for i in now.pending_compactions if i.timestamp != instant]
     if other:
         return f"conflict: compaction {other[0]} was scheduled concurrently"
-    seen = {i.timestamp for i in planned_on.instants if i.action in (Action.DELTA_COMMIT, Action.COMMIT, Action.REPLACE_COMMIT)}
-    new = [i.timestamp for i in now.instants
-           if i.action in (Action.DELTA_COMMIT, Action.COMMIT, Action.REPLACE_COMMIT) and i.timestamp not in seen]
+    new = _new_writes(planned_on, now)
     if new:
         return f"conflict: write {new[0]} started while the plan was being made; schedule again"
     return None
+
+
+def _new_writes(planned_on: Timeline, now: Timeline) -> list[str]:
+    """Write instants (any state) on ``now`` that ``planned_on`` did not have."""
+    kinds = (Action.DELTA_COMMIT, Action.COMMIT, Action.REPLACE_COMMIT)
+    seen = {i.timestamp for i in planned_on.instants if i.action in kinds}
+    return [i.timestamp for i in now.instants if i.action in kinds and i.timestamp not in seen]
 
 
 def _refuse_mixed_ordering_types(table: HudiTable) -> None:

@@ -20,6 +20,10 @@ ones tests/hudi/test_logformat_bytes.py checks byte for byte against Java-writte
   whose base instant is older than the earliest retained commit goes, logs included; slices a
   pending compaction needs are spared. It knows nothing of symlinks.
 * :func:`enable_metadata_table` — a table config as Spark writers leave it (MDT on).
+
+On a table of version 8 or 9 ``JavaHudi(path, seed)`` is a :class:`java_sim_v8.JavaHudi1x`: the
+same methods, with what Java 1.0/1.1 writes (timeline layout 2, logs named with their own
+instant, rollback by deletion); :func:`enable_metadata_table` likewise.
 """
 
 from __future__ import annotations
@@ -53,11 +57,23 @@ from airflow_hudi_etc.hudi.timeline import (
 from airflow_hudi_etc.hudi.writer import WriteUnit, _ensure_partition_metadata, _ipc, prepare_batch, write_unit
 
 
+def _table_version(storage: Storage) -> int:
+    return int(loads(storage.read_text(".hoodie/hoodie.properties")).get("hoodie.table.version", "6"))
+
+
 class JavaHudi:
+    def __new__(cls, path, seed: int = 0):
+        if cls is JavaHudi and _table_version(Storage(str(path))) >= 8:
+            from java_sim_v8 import JavaHudi1x
+
+            return super().__new__(_JavaHudi1x(JavaHudi1x))
+        return super().__new__(cls)
+
     def __init__(self, path, seed: int = 0):
         self.storage = Storage(str(path))
         self.rng = random.Random(seed)
         self.stage = self.rng.randint(5, 40)
+        self.version = _table_version(self.storage)
 
     def _token(self, partition_id: int) -> str:
         self.stage += 1
@@ -232,10 +248,24 @@ class JavaHudi:
         return [f for fs in doomed.values() for f in fs]
 
 
+_CLASSES: dict = {}
+
+
+def _JavaHudi1x(mixin):
+    """JavaHudi with the 1.x code paths of ``mixin`` in front (one class, made once)."""
+    if mixin not in _CLASSES:
+        _CLASSES[mixin] = type("JavaHudi1x", (mixin, JavaHudi), {})
+    return _CLASSES[mixin]
+
+
 def enable_metadata_table(path, *, inflight: bool = False, folder: bool = True) -> None:
     """The table config a Spark writer with ``hoodie.metadata.enable=true`` (its default) leaves:
     ``hoodie.table.metadata.partitions=files`` and a ``.hoodie/metadata`` table."""
     storage = Storage(str(path))
+    if _table_version(storage) >= 8:
+        from java_sim_v8 import enable_metadata_table_v8
+
+        return enable_metadata_table_v8(path, inflight=inflight, folder=folder)
     props = loads(storage.read_text(".hoodie/hoodie.properties"))
     props["hoodie.table.metadata.partitions" + (".inflight" if inflight else "")] = "files"
     storage.write_atomic(".hoodie/hoodie.properties", dumps(props, comment="Updated by Java").encode())
