@@ -376,7 +376,7 @@ def p4_reads(cfg, work: str) -> Figure:
 
 # ---------------------------------------------------------------------------- P5
 def p5_write_amplification(cfg, work: str) -> Figure:
-    from airflow_hudi_etc.compaction.metrics import K_LINK_BYTES
+    from airflow_hudi_etc.hudi.etc_keys import LINK_BYTES_WRITTEN as K_LINK_BYTES
     from airflow_hudi_etc.compaction.execution import execute
     from airflow_hudi_etc.hudi.table import HudiTable
 

@@ -8,17 +8,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Mapping
 
-from ..hudi import etc_keys as keys
+from ..hudi.etc_metadata import CompactionExtra
 from ..hudi.stats import iso_ms
-from .metrics import (
-    K_COMPACTED_BYTES,
-    K_EXECUTION,
-    K_PLANNING,
-    K_REMAINING_BYTES,
-    K_REMAINING_FILES,
-    K_REMAINING_MIN_ET,
-    K_SPLIT_RECORDS,
-)
 
 
 if TYPE_CHECKING:
@@ -82,30 +73,24 @@ class PlanDecision:
 def commit_figures(meta: Mapping) -> dict:
     """What ``execute`` reports of a compaction, read back from its commit metadata (so a retry
     of a completed execution reports the same figures)."""
-    extra = meta.get("extraMetadata") or {}
+    x = CompactionExtra.from_extra(meta.get("extraMetadata"))
     stats = [s for v in (meta.get("partitionToWriteStats") or {}).values() for s in v]
-
-    def num(key: str, cast=int):
-        v = extra.get(key)
-        return cast(v) if v not in (None, "") else None
-
-    th = num(keys.THRESHOLD_MS)
     return {
-        "threshold": extra.get(keys.THRESHOLD),
-        "threshold_ms": th,
-        "exact_split": extra.get(keys.EXACT_SPLIT) == "true",
-        "link_mode": extra.get(keys.LINK_MODE),
-        "event_time_source": extra.get(keys.EVENT_TIME_SOURCE),
+        "threshold": x.plan.threshold,
+        "threshold_ms": x.plan.threshold_ms,
+        "exact_split": x.plan.exact_split,
+        "link_mode": x.plan.link_mode,
+        "event_time_source": x.plan.event_time_source,
         "base_files_written": sum(1 for s in stats if s.get("path", "").endswith(".parquet")),
         "logs_compacted": sum(s.get("totalLogFilesCompacted", 0) for s in stats),
-        "logs_compacted_bytes": num(K_COMPACTED_BYTES),
+        "logs_compacted_bytes": x.figures.compacted_log_bytes,
         "logs_remaining": sum(1 for s in stats if "hoodieEtcLinkTarget" in s),
-        "split_log_records": num(K_SPLIT_RECORDS) or 0,
-        "remaining_log_files": num(K_REMAINING_FILES),
-        "remaining_log_bytes": num(K_REMAINING_BYTES),
-        "remaining_min_event_time_ms": num(K_REMAINING_MIN_ET),
-        "remaining_min_event_time": iso_ms(num(K_REMAINING_MIN_ET)),
+        "split_log_records": x.figures.split_log_records or 0,
+        "remaining_log_files": x.figures.remaining_log_files,
+        "remaining_log_bytes": x.figures.remaining_log_bytes,
+        "remaining_min_event_time_ms": x.figures.remaining_min_event_time_ms,
+        "remaining_min_event_time": iso_ms(x.figures.remaining_min_event_time_ms),
         "link_bytes_written": sum(s.get("fileSizeInBytes", 0) for s in stats if "hoodieEtcLinkTarget" in s),
-        "planning_seconds": num(K_PLANNING, float),
-        "execution_seconds": num(K_EXECUTION, float) or 0.0,
+        "planning_seconds": x.plan.planning_seconds,
+        "execution_seconds": x.figures.execution_seconds or 0.0,
     }

@@ -36,7 +36,7 @@ from ..hudi.storage import Storage
 from ..hudi.table import HudiTable
 from ..hudi.timeline import AUX_DIR, Action, Instant, State, Timeline, iter_write_stats, next_instant_time
 from .flips import flip_safe_selection
-from .metrics import K_PLANNING
+from ..hudi.etc_keys import PLANNING_SECONDS as K_PLANNING
 from .plans import (
     K_COMPACTION_TIME,
     K_ET_FIELD,

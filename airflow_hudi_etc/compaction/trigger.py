@@ -12,15 +12,13 @@ import datetime as _dt
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
-from ..hudi import etc_keys as keys
+from ..hudi.etc_metadata import PlanExtra
 from ..hudi.coexistence import require_no_metadata_table
 from ..hudi.errors import InvalidInputError
 from ..hudi.stats import iso_ms, pending_clustering
 from ..hudi.storage import Storage
 from ..hudi.table import HudiTable
 
-K_THRESHOLD_MS = keys.THRESHOLD_MS
-K_THRESHOLD = keys.THRESHOLD
 
 
 def published_threshold(table: HudiTable) -> tuple[int | None, str | None, dict]:
@@ -28,11 +26,11 @@ def published_threshold(table: HudiTable) -> tuple[int | None, str | None, dict]
     published in its commit, or (None, None, {}); resets not applied."""
     for inst in reversed(table.timeline.completed_compactions):
         extra = table.commit_metadata(inst).get("extraMetadata") or {}
-        v = extra.get(K_THRESHOLD_MS)
+        v = PlanExtra.from_extra(extra).threshold_ms
         if v is None:
             v = _plan_threshold(table, inst.timestamp)
         if v is not None:
-            return int(v), inst.timestamp, extra
+            return v, inst.timestamp, extra
     return None, None, {}
 
 
@@ -59,7 +57,7 @@ _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _MIN_MS = -62_135_596_800_000  # 0001-01-01T00:00:00Z
 
 
-def _plan_threshold(table: HudiTable, instant: str) -> str | None:
+def _plan_threshold(table: HudiTable, instant: str) -> int | None:
     """The threshold in the plan of a compaction whose commit does not carry one: our plan,
     executed by Java's compactor (its slice C is correct: the re-exposed logs were created before
     the plan was published, so the threshold holds as planned)."""
@@ -67,7 +65,7 @@ def _plan_threshold(table: HudiTable, instant: str) -> str | None:
     from ..hudi.plan import read_plan
 
     try:
-        return read_plan(table.storage, instant).extra.get(K_THRESHOLD_MS)
+        return PlanExtra.from_extra(read_plan(table.storage, instant).extra).threshold_ms
     except (FileNotFoundError, HudiEtcError):
         return None
 

@@ -42,55 +42,97 @@ from .plans import K_LINKS, LINK_TOKEN, links_precreated, read_plan
 _TMP_PREFIX = ".hudi-etc-tmp-"
 
 
+class _Findings:
+    """What a validation found: problems, and the files of pending instants."""
+
+    def __init__(self) -> None:
+        self.problems: list[dict] = []
+        self.pending_files: list[str] = []
+
+    def problem(self, kind: str, rel: str, detail: str) -> None:
+        self.problems.append({"kind": kind, "path": rel, "detail": detail})
+
+
+class _Listing:
+    """The data files in storage, as the checks after the listing need them."""
+
+    def __init__(self) -> None:
+        self.files = 0
+        self.present: set[str] = set()
+        self.base_slices: set[tuple[str, str, str]] = set()
+        self.latest: dict[tuple[str, str], str] = {}
+
+
 def validate(path: str | Storage, *, storage_options: Mapping[str, Any] | None = None) -> dict:
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
     table = HudiTable.load(storage)
     tl = table.timeline
-    problems: list[dict] = []
-    pending_files: list[str] = []
-
-    def problem(kind: str, rel: str, detail: str) -> None:
-        problems.append({"kind": kind, "path": rel, "detail": detail})
-
+    found = _Findings()
     completed = {i.timestamp for i in tl.instants if i.is_completed}
     pending = {i.timestamp for i in tl.instants if i.is_pending}
     compactions = {i.timestamp: i for i in tl.instants if i.action is Action.COMPACTION}
 
-    # plans
+    _check_plans_and_links(table, storage, compactions, found)
+    write_metas = _parse_completed_instants(table, found)
+    listing = _check_data_files(storage, completed, pending, compactions, found)
+    _check_written_files_present(write_metas, listing, found)
+    _check_markers(storage, completed, found)
+    _check_pending_links(table, storage, compactions, found)
+    mdt = metadata_table_state(storage, table.config)
+    if mdt.present:
+        found.problem("metadata-table", ".hoodie/metadata", "a metadata table Java writers list files through: "
+                      "every mutating command refuses the table until `hudi-etc drop-metadata-table`")
+    return {
+        "path": storage.base_uri,
+        "ok": not found.problems,
+        "metadata_table": mdt.as_dict(),
+        "problems": found.problems,
+        "pending_files": found.pending_files,
+        "files_checked": listing.files,
+        "compactions_checked": len(compactions),
+    }
+
+
+def _check_plans_and_links(table: HudiTable, storage: Storage, compactions: Mapping, found: _Findings) -> None:
+    """Every compaction plan parses; a completed compaction's re-exposed logs are there (while
+    their slice is alive) and name no path outside the table."""
     for ts, inst in sorted(compactions.items()):
         try:
-            plan = read_plan(table, ts)
+            read_plan(table, ts)
         except FileNotFoundError:
             if inst.is_pending:
-                problem("broken-plan", inst.path(), "requested plan file is missing")
+                found.problem("broken-plan", inst.path(), "requested plan file is missing")
             continue
         except HudiEtcError as e:
-            problem("broken-plan", inst.path(), str(e))
+            found.problem("broken-plan", inst.path(), str(e))
             continue
-        if inst.is_completed:
-            meta = table.commit_metadata(inst)
+        if not inst.is_completed:
+            continue
+        meta = table.commit_metadata(inst)
+        try:
+            links = json.loads((meta.get("extraMetadata") or {}).get(K_LINKS) or "[]")
+        except ValueError:
+            found.problem("broken-plan", inst.path(), "link operations in the commit are not JSON")
+            links = []
+        for lk in links:
+            if not isinstance(lk, dict) or not lk.get("link"):
+                continue
             try:
-                links = json.loads((meta.get("extraMetadata") or {}).get(K_LINKS) or "[]")
-            except ValueError:
-                problem("broken-plan", inst.path(), "link operations in the commit are not JSON")
-                links = []
-            for lk in links:
-                if not isinstance(lk, dict) or not lk.get("link"):
-                    continue
-                try:
-                    safe_relpath(lk["link"])
-                    if lk.get("target") is not None:
-                        safe_relpath(lk["target"])
-                except HudiEtcError:
-                    problem("unsafe-path", inst.path(), f"commit {ts} names a path outside the table: {lk!r}")
-                    continue
-                if not storage.exists(lk["link"]) and _slice_alive(table, lk["link"]):
-                    problem("missing-link", lk["link"], f"compaction {ts} re-exposes it but it is not there")
-        del plan
+                safe_relpath(lk["link"])
+                if lk.get("target") is not None:
+                    safe_relpath(lk["target"])
+            except HudiEtcError:
+                found.problem("unsafe-path", inst.path(), f"commit {ts} names a path outside the table: {lk!r}")
+                continue
+            if not storage.exists(lk["link"]) and _slice_alive(table, lk["link"]):
+                found.problem("missing-link", lk["link"], f"compaction {ts} re-exposes it but it is not there")
 
-    # completed timeline files parse (commit JSON; clean and rollback Avro)
+
+def _parse_completed_instants(table: HudiTable, found: _Findings) -> dict[str, dict]:
+    """Completed timeline files parse (commit metadata; clean and rollback Avro): the write
+    instants' commit metadata, by instant."""
     write_metas: dict[str, dict] = {}
-    for inst in tl.instants:
+    for inst in table.timeline.instants:
         if not inst.is_completed:
             continue
         try:
@@ -103,65 +145,78 @@ def validate(path: str | Storage, *, storage_options: Mapping[str, Any] | None =
         except FileNotFoundError:
             continue  # cleaned up meanwhile
         except (HudiEtcError, ValueError) as e:
-            problem("corrupt-instant", inst.path(State.COMPLETED), str(e)[:300])
+            found.problem("corrupt-instant", inst.path(State.COMPLETED), str(e)[:300])
+    return write_metas
 
-    files = 0
-    present: set[str] = set()
-    base_slices: set[tuple[str, str, str]] = set()
-    latest: dict[tuple[str, str], str] = {}
+
+def _check_data_files(storage: Storage, completed: set, pending: set, compactions: Mapping,
+                      found: _Findings) -> _Listing:
+    """One listing of every partition: temp files, links (outside the table, dangling), base
+    footers of completed instants, and files of instants neither completed nor pending."""
+    listing = _Listing()
     for part in list_partitions(storage):
         for f in storage.list(part, include_temp=True):
-            files += 1
-            rel = f.path
-            name = f.name
-            present.add(rel)
-            slice_of = parse_base_file_name(name, part)
-            if slice_of is not None:
-                base_slices.add((part, slice_of.file_id, slice_of.instant))
-                key = (part, slice_of.file_id)
-                latest[key] = max(latest.get(key, ""), slice_of.instant)
-                if slice_of.instant in completed and storage.readlink(rel) is None:
-                    _check_footer(storage, rel, problem)
-            else:
-                lp = lf.parse_log_file_name(name)
-                if lp is not None:
-                    key = (part, lp.file_id)
-                    latest[key] = max(latest.get(key, ""), lp.base_instant)
-            if name.startswith(_TMP_PREFIX):
-                problem("temp-file", rel, "leftover of an interrupted write")
-                continue
-            target = storage.readlink(rel)
-            if target is not None:
-                resolved = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
-                try:
-                    safe_relpath(resolved)
-                except HudiEtcError:
-                    problem("link-outside-table", rel, f"points at {target}")
-                    continue
-                if not storage.exists(resolved):
-                    problem("dangling-link", rel, f"target {resolved} is missing")
-            b = parse_base_file_name(name, part)
-            if b is not None:
-                if b.instant in completed:
-                    continue
-                if b.instant in pending:
-                    pending_files.append(rel)
-                else:
-                    problem("orphan-base", rel, f"instant {b.instant} is neither completed nor pending")
-                continue
-            p = lf.parse_log_file_name(name)
-            if p is None:
-                continue
-            if p.write_token == LINK_TOKEN and p.base_instant in compactions or p.base_instant in compactions:
-                inst = compactions[p.base_instant]
-                if inst.is_pending:
-                    pending_files.append(rel)
-                continue  # a link/split log of a completed compaction, or a write into slice C
-            if p.base_instant in completed or p.base_instant in pending:
-                continue
-            kind = "orphan-link" if p.write_token == LINK_TOKEN else "orphan-log"
-            problem(kind, rel, f"slice {p.base_instant} belongs to no completed or pending instant")
-    # files completed commits wrote, in slices still current, are there
+            listing.files += 1
+            listing.present.add(f.path)
+            _note_slice(listing, part, f.name)
+            _check_data_file(storage, part, f.path, f.name, completed, pending, compactions, found)
+    return listing
+
+
+def _note_slice(listing: _Listing, part: str, name: str) -> None:
+    b = parse_base_file_name(name, part)
+    if b is not None:
+        listing.base_slices.add((part, b.file_id, b.instant))
+        key = (part, b.file_id)
+        listing.latest[key] = max(listing.latest.get(key, ""), b.instant)
+        return
+    lp = lf.parse_log_file_name(name)
+    if lp is not None:
+        key = (part, lp.file_id)
+        listing.latest[key] = max(listing.latest.get(key, ""), lp.base_instant)
+
+
+def _check_data_file(storage: Storage, part: str, rel: str, name: str, completed: set, pending: set,
+                     compactions: Mapping, found: _Findings) -> None:
+    if name.startswith(_TMP_PREFIX):
+        found.problem("temp-file", rel, "leftover of an interrupted write")
+        return
+    target = storage.readlink(rel)
+    if target is not None:
+        resolved = posixpath.normpath(posixpath.join(posixpath.dirname(rel), target))
+        try:
+            safe_relpath(resolved)
+        except HudiEtcError:
+            found.problem("link-outside-table", rel, f"points at {target}")
+            return
+        if not storage.exists(resolved):
+            found.problem("dangling-link", rel, f"target {resolved} is missing")
+    b = parse_base_file_name(name, part)
+    if b is not None:
+        if b.instant in completed:
+            if target is None:
+                _check_footer(storage, rel, found.problem)
+        elif b.instant in pending:
+            found.pending_files.append(rel)
+        else:
+            found.problem("orphan-base", rel, f"instant {b.instant} is neither completed nor pending")
+        return
+    p = lf.parse_log_file_name(name)
+    if p is None:
+        return
+    if p.base_instant in compactions:
+        if compactions[p.base_instant].is_pending:
+            found.pending_files.append(rel)
+        return  # a link/split log of a completed compaction, or a write into slice C
+    if p.base_instant in completed or p.base_instant in pending:
+        return
+    kind = "orphan-link" if p.write_token == LINK_TOKEN else "orphan-log"
+    found.problem(kind, rel, f"slice {p.base_instant} belongs to no completed or pending instant")
+
+
+def _check_written_files_present(write_metas: Mapping[str, dict], listing: _Listing, found: _Findings) -> None:
+    """The files completed commits wrote, in file slices still current (not cleaned, not
+    replaced), are there."""
     replaced = {(part, fid) for meta in write_metas.values()
                 for part, fids in (meta.get("partitionToReplaceFileIds") or {}).items() for fid in fids}
     for ts, meta in sorted(write_metas.items()):
@@ -172,9 +227,9 @@ def validate(path: str | Storage, *, storage_options: Mapping[str, Any] | None =
             try:
                 rel = safe_relpath(rel)
             except HudiEtcError:
-                problem("unsafe-path", rel, f"commit {ts} names a path outside the table")
+                found.problem("unsafe-path", rel, f"commit {ts} names a path outside the table")
                 continue
-            if rel in present:
+            if rel in listing.present:
                 continue
             part, name = posixpath.split(rel)
             b = parse_base_file_name(name, part)
@@ -184,16 +239,21 @@ def validate(path: str | Storage, *, storage_options: Mapping[str, Any] | None =
             fid, slice_ts = (b.file_id, b.instant) if b is not None else (lp.file_id, lp.base_instant)
             if (part, fid) in replaced:
                 continue
-            if (part, fid) not in latest:
-                problem("missing-file", rel, f"commit {ts} wrote it; its whole file group is gone")
-            elif (part, fid, slice_ts) in base_slices or slice_ts >= latest[(part, fid)]:
-                problem("missing-file", rel, f"commit {ts} wrote it and its file slice {slice_ts} is current")
+            if (part, fid) not in listing.latest:
+                found.problem("missing-file", rel, f"commit {ts} wrote it; its whole file group is gone")
+            elif (part, fid, slice_ts) in listing.base_slices or slice_ts >= listing.latest[(part, fid)]:
+                found.problem("missing-file", rel, f"commit {ts} wrote it and its file slice {slice_ts} is current")
 
+
+def _check_markers(storage: Storage, completed: set, found: _Findings) -> None:
     for d in storage.list_dirs(TEMP_DIR) if storage.exists(TEMP_DIR) else []:
         ts = d.rsplit("/", 1)[-1]
         if ts in completed and storage.list(d):
-            problem("stale-markers", d, f"markers of completed instant {ts}")
-    # pending plans: their re-exposed logs (made when they were scheduled) hold what execute expects
+            found.problem("stale-markers", d, f"markers of completed instant {ts}")
+
+
+def _check_pending_links(table: HudiTable, storage: Storage, compactions: Mapping, found: _Findings) -> None:
+    """Pending plans: their re-exposed logs (made when they were scheduled) hold what execute expects."""
     for ts, inst in sorted(compactions.items()):
         if not inst.is_pending:
             continue
@@ -205,20 +265,7 @@ def validate(path: str | Storage, *, storage_options: Mapping[str, Any] | None =
             if links_precreated(plan):
                 verify_links(storage, plan)
         except (FileNotFoundError, HudiEtcError) as e:
-            problem("link-mismatch", inst.path(), str(e))
-    mdt = metadata_table_state(storage, table.config)
-    if mdt.present:
-        problem("metadata-table", ".hoodie/metadata", "a metadata table Java writers list files through: every "
-                "mutating command refuses the table until `hudi-etc drop-metadata-table`")
-    return {
-        "path": storage.base_uri,
-        "ok": not problems,
-        "metadata_table": mdt.as_dict(),
-        "problems": problems,
-        "pending_files": pending_files,
-        "files_checked": files,
-        "compactions_checked": len(compactions),
-    }
+            found.problem("link-mismatch", inst.path(), str(e))
 
 
 def _check_footer(storage: Storage, rel: str, problem) -> None:

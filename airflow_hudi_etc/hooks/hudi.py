@@ -99,7 +99,7 @@ def _secret_values(options: Mapping[str, Any]) -> list[str]:
 def pending_plans(table: HudiTable) -> list[dict]:
     """Pending compactions, oldest first, with the threshold their plan carries (None: not ours)."""
     from ..compaction.plans import read_plan
-    from ..hudi import etc_keys as keys
+    from ..hudi.etc_metadata import PlanExtra
     from ..hudi.stats import iso_ms
 
     out = []
@@ -111,14 +111,9 @@ def pending_plans(table: HudiTable) -> list[dict]:
         except Exception:  # unreadable plan: still pending (and blocking); the job will report it
             out.append(entry)
             continue
-        th = plan.extra.get(keys.THRESHOLD_MS)
-        entry.update(
-            threshold_ms=int(th) if th not in (None, "") else None,
-            threshold=iso_ms(int(th)) if th not in (None, "") else None,
-            strategy=plan.extra.get(keys.STRATEGY),
-            exact_split=keys.is_true(plan.extra.get(keys.EXACT_SPLIT)),
-            operations=len(plan.operations),
-        )
+        x = PlanExtra.from_extra(plan.extra)
+        entry.update(threshold_ms=x.threshold_ms, threshold=iso_ms(x.threshold_ms), strategy=x.strategy,
+                     exact_split=x.exact_split, operations=len(plan.operations))
         out.append(entry)
     return out
 

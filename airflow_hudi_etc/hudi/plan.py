@@ -51,7 +51,9 @@ _object_new = object.__new__
 
 def operation(partition: str, file_id: str, base_instant: str, base_file: str | None, compact_logs: tuple[str, ...],
               links: tuple[LinkOp, ...], metrics: dict) -> Operation:
-    """``Operation(...)`` with every field given, without the frozen-dataclass ``__init__``."""
+    """Fast path of ``Operation(...)`` with every field given: skips the frozen-dataclass
+    ``__init__`` (planning makes one per file group). The plain reference is the constructor;
+    tests/hudi/test_plan_encoding.py checks both give equal operations."""
     o = _object_new(Operation)
     o.__dict__.update(partition=partition, file_id=file_id, base_instant=base_instant, base_file=base_file,
                       compact_logs=compact_logs, links=links, metrics=metrics)
@@ -91,7 +93,7 @@ def _opt_str(v) -> bytes:
     return b"\x00" if v is None else b"\x02" + _str(v)
 
 
-def _encode_plan(operations, extra: dict) -> bytes:
+def encode_plan_fast(operations, extra: dict) -> bytes:
     """The datum of :data:`COMPACTION_PLAN` for version 2, no strategy, preserveHoodieMetadata,
     no missingSchedulePartitions.
 
@@ -192,15 +194,15 @@ class CompactionPlan:
     def to_bytes(self) -> bytes:
         """The plan file: an Avro container with one record, no compression, a fixed sync marker.
         Encoded here directly (fastavro's generic writer is the slow part of planning big
-        tables); :meth:`_to_bytes_fastavro` is the reference the tests compare with."""
+        tables); :meth:`to_bytes_reference` is the reference the tests compare with."""
         extra = {k: str(v) for k, v in self.extra.items()}
         try:
-            datum = _encode_plan(self.operations, extra)
+            datum = encode_plan_fast(self.operations, extra)
         except _NotEncodable:
-            return self._to_bytes_fastavro()
+            return self.to_bytes_reference()
         return b"".join((_container_header(), _long(1), _long(len(datum)), datum, _SYNC))
 
-    def _to_bytes_fastavro(self) -> bytes:
+    def to_bytes_reference(self) -> bytes:
         ops = [
             {
                 "baseInstantTime": o.base_instant,

@@ -339,7 +339,7 @@ class ScheduleEventTimeCompactionOperator(HudiEtcSparkJobOperator):
     @fail_fast
     def execute(self, context: Context) -> dict:
         from ..compaction.times import parse_duration
-        from ..hooks.hudi import event_time_check, pending_plans
+        from ..hooks.hudi import event_time_check
         from ..hudi.errors import InvalidInputError
         from ..sensors.event_time import threshold_for
 
@@ -354,10 +354,8 @@ class ScheduleEventTimeCompactionOperator(HudiEtcSparkJobOperator):
                 "state": pre["state"], "covered": pre["state"] == "covered", "reused": False,
                 "spark_submitted": False, "operations": 0}
         if pre["state"] == "resume":
-            plan = next(p for p in pending_plans(table) if p["instant"] == pre["pending_plan"])
-            self.log.info("reusing compaction %s planned for this threshold by an earlier attempt", plan["instant"])
-            return {**base, "instant": plan["instant"], "reason": "already scheduled", "reused": True,
-                    "operations": plan["operations"] or 0}
+            self.log.info("reusing compaction %s planned for this threshold by an earlier attempt", pre["pending_plan"])
+            return {**base, **_reused(table, pre)}
         if pre["state"] != "ready":
             self.log.info("not scheduling: %s", pre["message"])
             return {**base, "instant": None, "reason": pre["reason"]}
@@ -365,15 +363,25 @@ class ScheduleEventTimeCompactionOperator(HudiEtcSparkJobOperator):
         if res.get("threshold_ms") not in (None, threshold_ms):
             raise AirflowException(f"the job planned threshold {res.get('threshold_ms')}, expected {threshold_ms}")
         out = {**base, **res}
-        pending = res.get("pending_instant") if res.get("outcome") == "pending" else None
-        if res.get("instant") is None and pending:
-            # lost a race with a retry of ourselves (or another scheduler with our threshold)
-            plan = next((p for p in hook.pending_plans(self.table_path) if p["instant"] == pending), None)
-            if plan is not None and plan["threshold_ms"] == threshold_ms:
-                out.update(instant=plan["instant"], reason="already scheduled", reused=True,
-                           operations=plan["operations"] or 0)
+        if res.get("instant") is None and res.get("outcome") == "pending":
+            # lost a race with a retry of ourselves (or another scheduler with our threshold): the
+            # same one decision (plan_decision, through event_time_check) says whether it is ours
+            table = hook.load_table(self.table_path)
+            again = event_time_check(table, threshold_ms=threshold_ms)
+            if again["state"] == "resume":
+                out.update(_reused(table, again))
         self.log.info("schedule: instant %s (%s)", out.get("instant"), out.get("reason"))
         return out
+
+
+def _reused(table, check: Mapping[str, Any]) -> dict[str, Any]:
+    """The schedule XCom fields for a pending plan that already carries this run's threshold
+    (``check``: an ``event_time_check`` answer in state ``resume``)."""
+    from ..hooks.hudi import pending_plans
+
+    plan = next(p for p in pending_plans(table) if p["instant"] == check["pending_plan"])
+    return {"instant": plan["instant"], "reason": "already scheduled", "reused": True,
+            "operations": plan["operations"] or 0}
 
 
 def _scheduled_instant(op: BaseOperator, context: Context) -> tuple[str | None, str]:

@@ -32,13 +32,13 @@ def test_direct_encoding_matches_fastavro():
             ))
         extra = rng.choice([{}, {"a": 1, "hoodie.etc.threshold.ms": -12345678901234, "é": _name(rng)}])
         plan = CompactionPlan("20250101000000000", tuple(ops), extra)
-        assert plan.to_bytes() == plan._to_bytes_fastavro()
+        assert plan.to_bytes() == plan.to_bytes_reference()
 
 
 def test_unusual_values_fall_back_to_fastavro():
     op = Operation("", "f1", None, None, (), (), {})
     plan = CompactionPlan("20250101000000000", (op,), {})
-    assert plan.to_bytes() == plan._to_bytes_fastavro()
+    assert plan.to_bytes() == plan.to_bytes_reference()
     back = CompactionPlan.from_bytes("20250101000000000", plan.to_bytes())
     assert back.operations[0].file_id == "f1"
 
@@ -52,7 +52,7 @@ def test_direct_encoding_matches_fastavro_for_big_counts_and_long_strings():
         for i in range(9000)
     ) + (Operation("漢" * 5000, "g", "", "b" * 9000, ("l" * 70000,), (), {"k" * 8200: 1}),)
     plan = CompactionPlan("20250101000000000", ops, {"é": "漢" * 9000, "n": 3})
-    assert plan.to_bytes() == plan._to_bytes_fastavro()
+    assert plan.to_bytes() == plan.to_bytes_reference()
 
 
 def test_values_of_other_types_get_fastavros_verdict():
@@ -60,7 +60,7 @@ def test_values_of_other_types_get_fastavros_verdict():
                Operation("", "f", "1", None, (), (LinkOp("a", 3),), {}), Operation("", "f", "1", None, (), (), {1: 2.0})):
         plan = CompactionPlan("20250101000000000", (op,), {})
         try:
-            want = plan._to_bytes_fastavro()
+            want = plan.to_bytes_reference()
         except Exception as e:  # noqa: BLE001 - the same error type either way
             want = type(e)
         try:
@@ -82,3 +82,15 @@ def test_plan_file_uses_the_one_compaction_plan_schema():
     rec = am.read_avro_metadata(data, am.COMPACTION_PLAN)
     assert rec["missingSchedulePartitions"] is None and rec["version"] == 2 and rec["preserveHoodieMetadata"] is True
     assert rec["operations"][0]["deltaFilePaths"] == [".f1_20250101000000000.log.1_0-1-0"]
+
+
+def test_fast_operation_equals_the_constructor():
+    from airflow_hudi_etc.hudi.plan import LinkOp, Operation, operation
+
+    args = dict(partition="p=1", file_id="f-0", base_instant="20240101000000000", base_file="f-0_1-2-3_x.parquet",
+                compact_logs=(".f-0_20240101000000000.log.1_0-1-2",),
+                links=(LinkOp(link="p=1/.f-0_2.log.1_999999999-0-0", target="p=1/.f-0_1.log.2_0-1-2"),),
+                metrics={"TOTAL_LOG_FILES": 1.0})
+    fast, plain = operation(**args), Operation(**args)
+    assert fast == plain and hash(fast.compact_logs) == hash(plain.compact_logs)
+    assert fast.path("x") == "p=1/x"
