@@ -1,0 +1,196 @@
+"""Issue 17 part 4: clean, validate, status, reset-threshold on table versions 8 and 9.
+
+Judges: hudi-rs reading what we wrote, a hand-written model of the rows, and hand rules computed
+from file names only (spec shared/hudi-format-v8-v9.md §3.2: a log belongs to the slice of the
+largest base instant ≤ the completion time of the instant that wrote it).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from airflow_hudi_etc.compaction.clean import clean
+from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.scheduling import schedule
+from airflow_hudi_etc.compaction.validate import validate
+from airflow_hudi_etc.hudi import avro_models as am
+from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from batches import DATA_COLS, batch
+from oracle import hudi_rs_read
+from reading import iso
+
+T0 = 1_700_000_000_000
+H = 3_600_000
+VERSIONS = pytest.mark.parametrize("version", [8, 9])
+_COMPLETED = re.compile(r"^(\d{17})_(\d{17})\.([a-z]+)$")
+_LOG = re.compile(r"^\.(.+)_(\d{17})\.log\.(\d+)_(.+)$")
+_BASE = re.compile(r"^(.+?)_(.+?)_(\d{17})\.parquet$")
+
+
+class Model:
+    """Latest row per key (the histories here have increasing ordering values)."""
+
+    def __init__(self):
+        self.rows: dict[str, dict] = {}
+
+    def upsert(self, rows):
+        for r in rows:
+            self.rows[r["key"]] = dict(r)
+
+    def snapshot(self):
+        return {k: {c: v[c] for c in DATA_COLS} for k, v in self.rows.items()}
+
+
+def by_key(t: pa.Table) -> dict:
+    rows = t.to_pylist() if t.num_rows else []
+    out = {r["key"]: {c: r[c] for c in DATA_COLS} for r in rows}
+    assert len(out) == len(rows), "duplicate keys"
+    return out
+
+
+def rows_of(b: int, keys, event_h) -> list[dict]:
+    return [{"key": f"k{i}", "ts": b * 100 + i, "event_time": T0 + event_h(i) * H, "value": float(b * 100 + i),
+             "note": f"b{b}", "region": "ab"[i % 2]} for i in keys]
+
+
+def new_table(tmp_path: Path, version: int) -> Path:
+    path = tmp_path / f"v{version}"
+    init_table(str(path), table_name=f"t{version}", record_key="key", precombine_field="ts",
+               event_time_field="event_time", partition_field="region", table_version=version,
+               payload="event-time-ordering")
+    return path
+
+
+def write(path, model, rows):
+    res = write_batch(str(path), batch(rows))
+    model.upsert(rows)
+    return res
+
+
+def check_hudi_rs(path, model):
+    assert by_key(hudi_rs_read(path)) == model.snapshot()
+
+
+def completions(path: Path) -> dict[str, tuple[str, str]]:
+    """requested → (completion, action) from the completed files' names."""
+    out = {}
+    for f in (path / ".hoodie" / "timeline").iterdir():
+        m = _COMPLETED.match(f.name)
+        if m:
+            out[m.group(1)] = (m.group(2), m.group(3))
+    return out
+
+
+def data_files(path: Path) -> set[str]:
+    return {str(p.relative_to(path)) for p in path.rglob("*") if ".hoodie" not in p.parts and p.is_file()
+            and p.name != ".hoodie_partition_metadata"}
+
+
+def latest_slice_files(path: Path) -> set[str]:
+    """Hand rule (spec §3.2), from names only: per file group, the latest completed base file and
+    the logs whose writing instant completed at or after it."""
+    done = completions(path)
+    bases: dict[tuple[str, str], str] = {}
+    logs = []
+    for rel in data_files(path):
+        part, name = rel.rsplit("/", 1)
+        m = _BASE.match(name)
+        if m and m.group(3) in done:
+            k = (part, m.group(1))
+            bases[k] = max(bases.get(k, ""), m.group(3))
+        m = _LOG.match(name)
+        if m and m.group(2) in done:
+            logs.append((part, m.group(1), m.group(2), rel))
+    keep = set()
+    for (part, fid), b in bases.items():
+        keep.add(next(r for r in data_files(path) if r.startswith(f"{part}/{fid}_") and r.endswith(f"_{b}.parquet")))
+    for part, fid, d, rel in logs:
+        if done[d][0] >= bases.get((part, fid), ""):
+            keep.add(rel)
+    return keep
+
+
+def two_compactions(tmp_path, version):
+    """4 batches, partial compaction C1 (copies of the late logs), a late batch, partial
+    compaction C2 (copies of that batch), one more batch."""
+    path = new_table(tmp_path, version)
+    model = Model()
+    for b in range(4):
+        write(path, model, rows_of(b, range(10), lambda i, b=b: b + i % 3))
+    r1 = schedule(str(path), data_latency="1h", compaction_time=iso(T0 + 3 * H))
+    assert r1.instant, r1.reason
+    assert execute(str(path))["status"] == "completed"
+    write(path, model, rows_of(4, range(0, 10, 2), lambda i: 9))
+    r2 = schedule(str(path), data_latency="1h", compaction_time=iso(T0 + 6 * H))
+    assert r2.instant, r2.reason
+    out = execute(str(path))
+    assert out["status"] == "completed" and out["logs_remaining"] > 0
+    write(path, model, rows_of(5, range(1, 10, 3), lambda i: 10))
+    return path, model, r1, r2
+
+
+@VERSIONS
+def test_clean_v8_slices_by_completion_time(tmp_path, version):
+    path, model, r1, r2 = two_compactions(tmp_path, version)
+    check_hudi_rs(path, model)
+    ro = by_key(hudi_rs_read(path, read_optimized=True))
+    before = data_files(path)
+    keep = latest_slice_files(path)
+    copies = {f for f in before if f"_{r2.instant}.log." in f}
+    assert copies and copies <= keep  # the copies of C2 are in slice C2
+    times_before = completions(path)
+    out = clean(str(path), retain_commits=1)
+    assert out["status"] == "completed"
+    after = data_files(path)
+    assert after == keep, (sorted(after - keep), sorted(keep - after))
+    assert out["files_deleted"] == len(before - after)
+    check_hudi_rs(path, model)
+    assert by_key(hudi_rs_read(path, read_optimized=True)) == ro
+    # the clean instant in layout 2: plan v2 with lastCompletedCommitTimestamp, <t>_<c>.clean Avro
+    tl = path / ".hoodie" / "timeline"
+    t = out["instant"]
+    assert not list((path / ".hoodie").glob("*.clean*"))
+    assert t > max(max(r, c) for r, (c, _) in times_before.items())
+    (done,) = [f for f in tl.iterdir() if f.name.startswith(f"{t}_") and f.name.endswith(".clean")]
+    c = done.name.split("_")[1].split(".")[0]
+    assert c > t
+    plan = am.read_avro_metadata((tl / f"{t}.clean.requested").read_bytes(), am.CLEANER_PLAN)
+    assert plan["version"] == 2
+    last_write = max(r for r, (_, a) in times_before.items() if a in ("deltacommit", "commit"))
+    assert plan["lastCompletedCommitTimestamp"] == last_write
+    assert plan["extraMetadata"] == {"hoodie.etc.retain.commits": "1"}
+    meta = am.read_avro_metadata(done.read_bytes(), am.CLEAN_METADATA)
+    assert meta["totalFilesDeleted"] == out["files_deleted"]
+    assert validate(str(path))["ok"]
+    again = clean(str(path), retain_commits=1)
+    assert again["status"] == "nothing to clean" and data_files(path) == after
+
+
+@VERSIONS
+def test_clean_keeps_groups_a_pending_plan_does_not_name(tmp_path, version):
+    """The completion-time view keys a pending compaction's slice in every file group; a group
+    outside the plan written after C must keep its base file (else its rows are lost)."""
+    path = new_table(tmp_path, version)
+    model = Model()
+    write(path, model, rows_of(0, range(10), lambda i: 0))
+    write(path, model, rows_of(1, range(0, 10, 2), lambda i: 0))   # region a: early, compactable
+    write(path, model, rows_of(2, range(0, 10, 2), lambda i: 0))
+    r = schedule(str(path), data_latency="1h", compaction_time=iso(T0 + 3 * H))
+    assert r.instant, r.reason
+    plan = am.read_avro_metadata((path / ".hoodie" / "timeline" / f"{r.instant}.compaction.requested").read_bytes(),
+                                 am.COMPACTION_PLAN)
+    assert {op["partitionPath"] for op in plan["operations"]} == {"region=a"}
+    write(path, model, rows_of(3, range(1, 10, 2), lambda i: 9))   # region b, after C was requested
+    write(path, model, rows_of(4, range(1, 10, 2), lambda i: 9))
+    check_hudi_rs(path, model)
+    b_files = {f for f in data_files(path) if f.startswith("region=b/")}
+    out = clean(str(path), retain_commits=1)
+    assert out["status"] == "nothing to clean", out
+    assert {f for f in data_files(path) if f.startswith("region=b/")} == b_files
+    check_hudi_rs(path, model)
+    assert execute(str(path))["status"] == "completed"
+    check_hudi_rs(path, model)
