@@ -194,3 +194,64 @@ def test_clean_keeps_groups_a_pending_plan_does_not_name(tmp_path, version):
     check_hudi_rs(path, model)
     assert execute(str(path))["status"] == "completed"
     check_hudi_rs(path, model)
+
+
+def _problems(path):
+    r = validate(str(path))
+    return {(p["kind"], p["path"]) for p in r["problems"]}, set(r["pending_files"])
+
+
+@VERSIONS
+def test_validate_v8_by_writing_instant(tmp_path, version):
+    path = new_table(tmp_path, version)
+    model = Model()
+    for b in range(4):
+        write(path, model, rows_of(b, range(10), lambda i, b=b: b + i % 3))
+    r = schedule(str(path), data_latency="1h", compaction_time=iso(T0 + 3 * H))
+    assert r.instant, r.reason
+    tl = path / ".hoodie" / "timeline"
+    # a pending compaction: its copies (if made at schedule time) are pending files, nothing is wrong
+    probs, pending = _problems(path)
+    assert probs == set()
+    assert pending == {f for f in data_files(path) if f"_{r.instant}." in f}
+    assert execute(str(path))["status"] == "completed"
+    copies = sorted(f for f in data_files(path) if f"_{r.instant}.log." in f)
+    assert copies
+    probs, pending = _problems(path)
+    assert probs == set() and pending == set()
+    done = completions(path)
+    first = min(done)
+    a_log = next(f for f in sorted(data_files(path)) if "/." in f and f"_{r.instant}." not in f)
+    part, name = a_log.rsplit("/", 1)
+    fid = _LOG.match(name).group(1)
+    data = (path / a_log).read_bytes()
+    # a deltacommit still running: its requested file and its log (named with its own instant)
+    t_run = str(int(max(max(r_, c) for r_, (c, _) in done.items())) + 5)
+    (tl / f"{t_run}.deltacommit.requested").write_bytes(b"")
+    (path / part / f".{fid}_{t_run}.log.1_0-1-0").write_bytes(data)
+    # a log of an instant nobody knows (later than the timeline's start): an orphan
+    t_orphan = str(int(first) + 1)
+    assert t_orphan not in done
+    (path / part / f".{fid}_{t_orphan}.log.1_0-1-0").write_bytes(data)
+    # a copy named for a compaction nobody knows: an orphan link
+    (path / part / f".{fid}_{t_orphan}.log.1_999999999-0-0").write_bytes(data)
+    # a log of an instant older than the active timeline (archived): committed, not an orphan
+    t_arch = str(int(first) - 1000)
+    (path / part / f".{fid}_{t_arch}.log.1_0-1-0").write_bytes(data)
+    probs, pending = _problems(path)
+    assert pending == {f"{part}/.{fid}_{t_run}.log.1_0-1-0"}
+    assert probs == {("orphan-log", f"{part}/.{fid}_{t_orphan}.log.1_0-1-0"),
+                     ("orphan-link", f"{part}/.{fid}_{t_orphan}.log.1_999999999-0-0")}
+    for n in (f".{fid}_{t_orphan}.log.1_0-1-0", f".{fid}_{t_orphan}.log.1_999999999-0-0",
+              f".{fid}_{t_arch}.log.1_0-1-0", f".{fid}_{t_run}.log.1_0-1-0"):
+        (path / part / n).unlink()
+    (tl / f"{t_run}.deltacommit.requested").unlink()
+    # a copy of slice C is gone: a file the compaction commit wrote, in the current slice
+    (path / copies[0]).unlink()
+    probs, _ = _problems(path)
+    assert ("missing-file", copies[0]) in probs
+    # a completed deltacommit whose metadata is JSON (never under layout 2) does not parse as Avro
+    d = sorted(f for f in tl.iterdir() if f.name.endswith(".deltacommit") and "_" in f.name)[-1]
+    d.write_bytes(b'{"partitionToWriteStats": {}}')
+    probs, _ = _problems(path)
+    assert ("corrupt-instant", f".hoodie/timeline/{d.name}") in probs
