@@ -148,15 +148,13 @@ def check_no_layout2_instants(storage, folder: str = f"{META_DIR}/timeline") -> 
 
 
 # ------------------------------------------------------------------ LSM history
-def read_lsm_history(storage, history_dir: str) -> dict[str, str]:
-    """Requested time → completion time of the archived instants in the LSM history (spec §2.6):
-    ``_version_`` (else the highest ``manifest_N``), that manifest's files, their rows."""
-    import pyarrow.parquet as pq
-
+def lsm_history_files(storage, history_dir: str) -> list[str]:
+    """The table-relative paths of the LSM history's current files (spec §2.6): ``_version_``
+    (else the highest ``manifest_N``), that manifest's list; [] when there is no history."""
     try:
         names = storage.list_entry_names(history_dir)
     except FileNotFoundError:
-        return {}
+        return []
     version = None
     if "_version_" in names:
         raw = storage.read_bytes(f"{history_dir}/_version_").decode("utf-8").strip()
@@ -167,21 +165,42 @@ def read_lsm_history(storage, history_dir: str) -> dict[str, str]:
         found = [int(n[9:]) for n in names if n.startswith("manifest_") and n[9:].isdigit()]
         version = max(found) if found else None
     if version is None:
-        return {}
+        return []
     try:
         manifest = json.loads(storage.read_bytes(f"{history_dir}/manifest_{version}"))
         files = [f["fileName"] for f in manifest.get("files", [])]
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise InvalidTimelineError(f"{history_dir}/manifest_{version} is not a timeline manifest: {e}") from None
-    out: dict[str, str] = {}
     for f in files:
-        if not _LSM_FILE_RE.match(f):
+        if not isinstance(f, str) or not _LSM_FILE_RE.match(f):
             raise InvalidTimelineError(f"{history_dir}/manifest_{version} names {f!r}, not an LSM timeline file")
-        with storage.open(f"{history_dir}/{f}") as fh:
-            t = pq.read_table(fh, columns=["instantTime", "completionTime"])
-        for r, c in zip(t.column("instantTime").to_pylist(), t.column("completionTime").to_pylist()):
-            if r:
-                out[r] = c or r
+    return [f"{history_dir}/{f}" for f in files]
+
+
+def read_lsm_history(storage, history_dir: str) -> dict[str, str]:
+    """Requested time → completion time of the archived instants in the LSM history (spec §2.6):
+    ``_version_`` (else the highest ``manifest_N``), that manifest's files, their rows."""
+    out: dict[str, str] = {}
+    for r in read_lsm_instants(storage, history_dir, columns=("instantTime", "completionTime")):
+        if r["instantTime"]:
+            out[r["instantTime"]] = r["completionTime"] or r["instantTime"]
+    return out
+
+
+def read_lsm_instants(storage, history_dir: str,
+                      columns=("instantTime", "completionTime", "action", "metadata", "plan")) -> list[dict]:
+    """The archived instants' rows (``HoodieLSMTimelineInstant``: ``metadata`` = the raw bytes of
+    the completed instant file, ``plan`` = those of its requested plan), in file order."""
+    import pyarrow.parquet as pq
+
+    out: list[dict] = []
+    for rel in lsm_history_files(storage, history_dir):
+        with storage.open(rel) as fh:
+            try:
+                t = pq.read_table(fh, columns=list(columns))
+            except (KeyError, ValueError, OSError) as e:
+                raise InvalidTimelineError(f"{rel} is not an LSM timeline file: {str(e)[:200]}") from None
+        out += t.to_pylist()
     return out
 
 

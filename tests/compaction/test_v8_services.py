@@ -255,3 +255,76 @@ def test_validate_v8_by_writing_instant(tmp_path, version):
     d.write_bytes(b'{"partitionToWriteStats": {}}')
     probs, _ = _problems(path)
     assert ("corrupt-instant", f".hoodie/timeline/{d.name}") in probs
+
+
+def archive_like_java(path: Path, upto: str) -> list[str]:
+    """Move every instant requested at or before ``upto`` from the active timeline into the LSM
+    history as Java's archiver writes it (spec §2.6): one level-0 parquet file of
+    HoodieLSMTimelineInstant rows (metadata = the completed file's bytes, plan = the requested
+    plan's), ``manifest_1`` listing it, ``_version_`` = 1; then the active files are deleted."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    tl = path / ".hoodie" / "timeline"
+    hist = tl / "history"
+    rows, gone = [], []
+    for r, (c, action) in sorted(completions(path).items()):
+        if r > upto:
+            continue
+        req = next((f for f in tl.iterdir() if f.name.startswith(f"{r}.") and f.name.endswith(".requested")), None)
+        plan = req.read_bytes() if req is not None and ".compaction." in req.name else None
+        rows.append({"instantTime": r, "completionTime": c, "action": action,
+                     "metadata": (tl / f"{r}_{c}.{action}").read_bytes(), "plan": plan, "version": 1})
+        gone += [f for f in tl.iterdir() if f.name.startswith(f"{r}.") or f.name.startswith(f"{r}_")]
+    schema = pa.schema([("instantTime", pa.string()), ("completionTime", pa.string()), ("action", pa.string()),
+                        ("metadata", pa.binary()), ("plan", pa.binary()), ("version", pa.int32())])
+    name = f"{rows[0]['instantTime']}_{max(r['completionTime'] for r in rows)}_0.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), hist / name)
+    (hist / "manifest_1").write_text(json.dumps(
+        {"files": [{"fileName": name, "fileLen": (hist / name).stat().st_size}]}, indent=2))
+    (hist / "_version_").write_text("1")
+    for f in gone:
+        f.unlink()
+    return [r["instantTime"] for r in rows]
+
+
+@VERSIONS
+def test_status_threshold_reset_and_lsm_history(tmp_path, version):
+    from airflow_hudi_etc.compaction.metrics import table_metrics
+    from airflow_hudi_etc.compaction.threshold_reset import reset_threshold
+    from airflow_hudi_etc.compaction.trigger import check_readiness
+
+    path = new_table(tmp_path, version)
+    model = Model()
+    for b in range(4):
+        write(path, model, rows_of(b, range(10), lambda i, b=b: b + i % 3))
+    r = schedule(str(path), data_latency="1h", compaction_time=iso(T0 + 3 * H))
+    assert r.instant and r.threshold_ms == T0 + 2 * H
+    m = table_metrics(str(path))
+    assert m["pending_compactions"] == [r.instant] and m["threshold_ms"] is None
+    assert execute(str(path))["status"] == "completed"
+    for b in (4, 5):
+        write(path, model, rows_of(b, range(0, 10, 2), lambda i, b=b: 9))
+    logs = {f for f in latest_slice_files(path) if "/." in f}
+    m = table_metrics(str(path))
+    assert (m["threshold_ms"], m["last_compaction_instant"], m["pending_compactions"]) == (T0 + 2 * H, r.instant, [])
+    assert m["remaining_log_files"] == len(logs)
+    assert m["remaining_log_bytes"] == sum((path / f).stat().st_size for f in logs)
+    assert m["table_version"] == version
+    # Java archives the first deltacommits and the compaction into the LSM history
+    archived = archive_like_java(path, r.instant)
+    assert r.instant in archived and len(archived) == 5
+    assert not [f for f in (path / ".hoodie" / "timeline").iterdir() if f.name.startswith(r.instant)]
+    check_hudi_rs(path, model)
+    m = table_metrics(str(path))
+    assert (m["threshold_ms"], m["last_compaction_instant"]) == (T0 + 2 * H, r.instant)
+    assert m["remaining_log_files"] == len(logs)
+    rd = check_readiness(str(path), threshold_ms=T0 + 2 * H)
+    assert (rd.ready, rd.covered, rd.last_compaction_instant) == (False, True, r.instant)
+    assert check_readiness(str(path), threshold_ms=T0 + 3 * H).ready
+    # reset-threshold finds the archived compaction and lowers its threshold
+    out = reset_threshold(str(path), to=iso(T0 + H))
+    assert (out["instant"], out["status"], out["threshold_ms"]) == (r.instant, "reset", T0 + H)
+    assert table_metrics(str(path))["threshold_ms"] == T0 + H
+    assert validate(str(path))["ok"]
