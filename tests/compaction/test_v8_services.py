@@ -297,18 +297,36 @@ def test_status_threshold_reset_and_lsm_history(tmp_path, version):
 
     path = new_table(tmp_path, version)
     model = Model()
+    written = {}  # writing instant → its rows
     for b in range(4):
-        write(path, model, rows_of(b, range(10), lambda i, b=b: b + i % 3))
+        rows = rows_of(b, range(10), lambda i, b=b: b + i % 3)
+        written[write(path, model, rows).instant] = rows
     r = schedule(str(path), data_latency="1h", compaction_time=iso(T0 + 3 * H))
     assert r.instant and r.threshold_ms == T0 + 2 * H
     m = table_metrics(str(path))
     assert m["pending_compactions"] == [r.instant] and m["threshold_ms"] is None
     assert execute(str(path))["status"] == "completed"
     for b in (4, 5):
-        write(path, model, rows_of(b, range(0, 10, 2), lambda i, b=b: 9))
+        rows = rows_of(b, range(0, 10, 2), lambda i, b=b: 9 + b)
+        written[write(path, model, rows).instant] = rows
     logs = {f for f in latest_slice_files(path) if "/." in f}
+    # the event times in the remaining logs, by hand: a log holds its batch's rows of its partition;
+    # a copy named C holds what the byte-identical original holds
+    files = data_files(path)
+
+    def batch_of(rel):
+        inst = _LOG.match(rel.rsplit("/", 1)[1]).group(2)
+        if inst in written:
+            return inst
+        (orig,) = [f for f in files if f != rel and "/." in f and (path / f).read_bytes() == (path / rel).read_bytes()]
+        return batch_of(orig)
+
+    ets = [row["event_time"] for f in logs for row in written[batch_of(f)]
+           if f.startswith(f"region={row['region']}/")]
+    assert any(f"_{r.instant}.log." in f for f in logs)
     m = table_metrics(str(path))
     assert (m["threshold_ms"], m["last_compaction_instant"], m["pending_compactions"]) == (T0 + 2 * H, r.instant, [])
+    assert m["min_event_time_ms"] == min(ets)
     assert m["remaining_log_files"] == len(logs)
     assert m["remaining_log_bytes"] == sum((path / f).stat().st_size for f in logs)
     assert m["table_version"] == version
@@ -319,7 +337,7 @@ def test_status_threshold_reset_and_lsm_history(tmp_path, version):
     check_hudi_rs(path, model)
     m = table_metrics(str(path))
     assert (m["threshold_ms"], m["last_compaction_instant"]) == (T0 + 2 * H, r.instant)
-    assert m["remaining_log_files"] == len(logs)
+    assert m["remaining_log_files"] == len(logs) and m["min_event_time_ms"] == min(ets)
     rd = check_readiness(str(path), threshold_ms=T0 + 2 * H)
     assert (rd.ready, rd.covered, rd.last_compaction_instant) == (False, True, r.instant)
     assert check_readiness(str(path), threshold_ms=T0 + 3 * H).ready
