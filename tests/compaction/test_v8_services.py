@@ -330,6 +330,11 @@ def test_status_threshold_reset_and_lsm_history(tmp_path, version):
     assert m["remaining_log_files"] == len(logs)
     assert m["remaining_log_bytes"] == sum((path / f).stat().st_size for f in logs)
     assert m["table_version"] == version
+    from airflow_hudi_etc.report import report_data
+
+    fig = report_data(str(path))["figures"]
+    assert (fig["compactions"], fig["deltacommits"], fig["threshold_ms"]) == (1, 6, T0 + 2 * H)
+    assert fig["max_event_time_written_ms"] == max(row["event_time"] for rows in written.values() for row in rows)
     # Java archives the first deltacommits and the compaction into the LSM history
     archived = archive_like_java(path, r.instant)
     assert r.instant in archived and len(archived) == 5
