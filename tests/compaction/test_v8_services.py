@@ -402,3 +402,32 @@ def test_fixture_clean_validate_status(tmp_path, version):
     m = table_metrics(str(path))
     assert m["remaining_log_files"] == len([f for f in keep if "/." in f])
     assert (m["threshold_ms"], m["table_version"]) == (None, version)
+
+
+@pytest.mark.parametrize("point", ["clean.after-requested", "clean.after-inflight", "clean.after-delete",
+                                   "clean.before-complete"])
+def test_clean_v8_crash_then_retry_finishes_it(tmp_path, point):
+    from airflow_hudi_etc.hudi import crash
+
+    path, model, _, _ = two_compactions(tmp_path, 8)
+    keep = latest_slice_files(path)
+    hits = []
+
+    def die(name):
+        hits.append(name)
+        if len(hits) == 1:
+            raise OSError(f"killed at {name} (injected)")
+
+    with crash.hooked(point, die):
+        with pytest.raises(OSError):
+            clean(str(path), retain_commits=1)
+    tl = path / ".hoodie" / "timeline"
+    (req,) = [f.name for f in tl.iterdir() if f.name.endswith(".clean.requested")]
+    t = req.split(".")[0]
+    assert not [f for f in tl.iterdir() if f.name.startswith(f"{t}_")]
+    out = clean(str(path), retain_commits=1)
+    assert (out["instant"], out["status"]) == (t, "resumed and completed")
+    assert data_files(path) == keep
+    assert len([f for f in tl.iterdir() if f.name.startswith(f"{t}_") and f.name.endswith(".clean")]) == 1
+    check_hudi_rs(path, model)
+    assert validate(str(path))["ok"]
