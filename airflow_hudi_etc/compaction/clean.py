@@ -68,7 +68,7 @@ def plan_clean(table: HudiTable, retain_commits: int) -> tuple[str | None, dict[
                 candidates.setdefault(part, []).extend(files)
     # never delete what a retained slice still reads through a link (or a chain of links)
     protected: set[str] = set()
-    for rel in retained_files:
+    for rel in ([] if layout2 else retained_files):  # v8/v9 re-expose by copies only: no link to follow
         cur = rel
         for _ in range(64):
             nxt = link_target(storage, cur)
