@@ -14,6 +14,7 @@ from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.trigger import check_readiness
 from airflow_hudi_etc.hudi.storage import Storage
+from airflow_hudi_etc.hooks.hudi import HudiTableHook
 from airflow_hudi_etc.hudi.writer import init_table, write_batch
 from airflow_hudi_etc.sensors.event_time import EventTimeCompactionSensor
 
@@ -69,11 +70,18 @@ def test_sensor_on_layout2(tmp_path, version):
     assert first.instant
     x = sensor(path).poke({}).xcom_value
     assert (x["state"], x["pending_plan"]) == ("resume", first.instant)
+    hook = HudiTableHook(hudi_conn_id=None)
+    (p,) = hook.pending_plans(str(path))
+    assert (p["instant"], p["state"], p["threshold_ms"]) == (first.instant, "requested", at.THRESHOLD_MS)
+    assert hook.compaction_state(str(path), first.instant) == "requested"
     execute(str(path), instant=first.instant)
     assert at.ro_violations(path, bs, at.THRESHOLD_MS) == []
     x = sensor(path).execute({})
     assert (x["state"], x["last_threshold_ms"], x["last_compaction_instant"]) == \
         ("covered", at.THRESHOLD_MS, first.instant)
+    assert hook.compaction_state(str(path), first.instant) == "completed"
+    assert hook.last_threshold(str(path))["threshold_ms"] == at.THRESHOLD_MS
+    assert hook.metrics(str(path))["threshold_ms"] == at.THRESHOLD_MS
     s = Counting(str(path))
     check_readiness(s, threshold_ms=at.THRESHOLD_MS + at.H)
     # the threshold comes from the one completed compaction commit (Avro) in .hoodie/timeline
