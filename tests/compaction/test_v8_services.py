@@ -343,6 +343,10 @@ def test_status_threshold_reset_and_lsm_history(tmp_path, version):
     m = table_metrics(str(path))
     assert (m["threshold_ms"], m["last_compaction_instant"]) == (T0 + 2 * H, r.instant)
     assert m["remaining_log_files"] == len(logs) and m["min_event_time_ms"] == min(ets)
+    from airflow_hudi_etc.report import report_data
+
+    (h,) = report_data(str(path))["history"]
+    assert (h["instant"], h["threshold_ms"], h["strategy"]) == (r.instant, T0 + 2 * H, "event-time")
     rd = check_readiness(str(path), threshold_ms=T0 + 2 * H)
     assert (rd.ready, rd.covered, rd.last_compaction_instant) == (False, True, r.instant)
     assert check_readiness(str(path), threshold_ms=T0 + 3 * H).ready
