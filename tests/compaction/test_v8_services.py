@@ -77,7 +77,13 @@ def check_hudi_rs(path, model):
 
 def completions(path: Path) -> dict[str, tuple[str, str]]:
     """requested → (completion, action) from the completed files' names."""
+    import pyarrow.parquet as pq
+
     out = {}
+    hist = path / ".hoodie" / "timeline" / "history"
+    for f in sorted(hist.glob("*.parquet")) if hist.is_dir() else []:  # archived by Java (LSM)
+        for r in pq.read_table(f).to_pylist():
+            out[r["instantTime"]] = (r["completionTime"], r["action"])
     for f in (path / ".hoodie" / "timeline").iterdir():
         m = _COMPLETED.match(f.name)
         if m:
@@ -142,6 +148,9 @@ def test_clean_v8_slices_by_completion_time(tmp_path, version):
     keep = latest_slice_files(path)
     copies = {f for f in before if f"_{r2.instant}.log." in f}
     assert copies and copies <= keep  # the copies of C2 are in slice C2
+    originals = {o for c in copies for o in before - {c}
+                 if "/." in o and (path / o).read_bytes() == (path / c).read_bytes()}
+    assert len(originals) >= len(copies) and not originals & keep  # the originals are in old slices
     times_before = completions(path)
     out = clean(str(path), retain_commits=1)
     assert out["status"] == "completed"
@@ -354,6 +363,12 @@ def test_status_threshold_reset_and_lsm_history(tmp_path, version):
     out = reset_threshold(str(path), to=iso(T0 + H))
     assert (out["instant"], out["status"], out["threshold_ms"]) == (r.instant, "reset", T0 + H)
     assert table_metrics(str(path))["threshold_ms"] == T0 + H
+    assert validate(str(path))["ok"]
+    # clean after the archival: archived instants count as committed, slices by the LSM's completion times
+    keep = latest_slice_files(path)
+    assert clean(str(path), retain_commits=1)["status"] == "completed"
+    assert data_files(path) == keep
+    check_hudi_rs(path, model)
     assert validate(str(path))["ok"]
 
 
