@@ -450,3 +450,84 @@ def test_clean_v8_crash_then_retry_finishes_it(tmp_path, point):
     assert len([f for f in tl.iterdir() if f.name.startswith(f"{t}_") and f.name.endswith(".clean")]) == 1
     check_hudi_rs(path, model)
     assert validate(str(path))["ok"]
+
+
+def expected_after_clean(path: Path, retain: int, pending_groups: set) -> set[str]:
+    """Hand rule of KEEP_LATEST_COMMITS on v8 slices, from names only: per file group, the slices
+    keyed by completed base instants (plus a first log-only slice); slice i goes when slice i+1's
+    key ≤ the earliest retained write (the ``retain``-th latest completed write); groups a pending
+    compaction plans keep everything."""
+    done = completions(path)
+    writes = sorted(r for r, (_, a) in done.items() if a in ("deltacommit", "commit"))
+    files = data_files(path)
+    if len(writes) <= retain:
+        return files
+    earliest = writes[-retain]
+    groups: dict[tuple[str, str], dict] = {}
+    for rel in files:
+        part, name = rel.rsplit("/", 1)
+        m = _BASE.match(name)
+        if m and m.group(3) in done:
+            groups.setdefault((part, m.group(1)), {"bases": {}, "logs": []})["bases"][m.group(3)] = rel
+        m = _LOG.match(name)
+        if m and m.group(2) in done:
+            groups.setdefault((part, m.group(1)), {"bases": {}, "logs": []})["logs"].append((m.group(2), rel))
+    keep = {f for f in files if not (_BASE.match(f.rsplit("/", 1)[1]) or _LOG.match(f.rsplit("/", 1)[1]))}
+    for key, g in groups.items():
+        slices: dict[str, set] = {b: {rel} for b, rel in g["bases"].items()}
+        for d, rel in sorted(g["logs"]):
+            below = [b for b in slices if b <= done[d][0]]
+            slices.setdefault(max(below) if below else d, set()).add(rel)
+        ks = sorted(slices)
+        for i, k in enumerate(ks):
+            if key in pending_groups or i == len(ks) - 1 or ks[i + 1] > earliest:
+                keep |= slices[k]
+    # files of instants not completed (running or failed writes) are never the cleaner's
+    keep |= {f for f in files if (m := _LOG.match(f.rsplit("/", 1)[1]) or _BASE.match(f.rsplit("/", 1)[1]))
+             and (m.group(2) if m.re is _LOG else m.group(3)) not in done}
+    return keep
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@VERSIONS
+def test_clean_random_histories_v8(tmp_path, version, seed):
+    import random
+
+    rnd = random.Random(seed * 10 + version)
+    path = new_table(tmp_path, version)
+    model = Model()
+    write(path, model, rows_of(0, range(12), lambda i: 0))
+    hour, b, pending = 1, 1, None
+    for step in range(24):
+        op = {21: "compact", 22: "clean", 23: "clean"}.get(step) or rnd.choice(
+            ["write", "write", "write", "compact", "schedule", "clean"])
+        if op == "write" or (op == "schedule" and pending):
+            pool = rnd.choice([range(12), range(0, 12, 2), range(1, 12, 2)])  # both regions, or one
+            keys = sorted(rnd.sample(list(pool), rnd.randint(2, min(8, len(pool)))))
+            hour += rnd.randint(0, 2)
+            write(path, model, rows_of(b, keys, lambda i, h=hour: h - rnd.randint(0, 3)))
+            b += 1
+        elif op in ("compact", "schedule"):
+            if pending:
+                assert execute(str(path), instant=pending)["status"] == "completed"
+                pending = None
+                continue
+            r = schedule(str(path), data_latency="1h", compaction_time=iso(T0 + (hour + 1) * H))
+            if r.instant and op == "compact":
+                assert execute(str(path), instant=r.instant)["status"] == "completed"
+            elif r.instant:
+                pending = r.instant
+        else:
+            retain = 1 if step >= 22 else rnd.randint(1, 3)
+            planned = set()
+            if pending:
+                plan = am.read_avro_metadata(
+                    (path / ".hoodie" / "timeline" / f"{pending}.compaction.requested").read_bytes(), am.COMPACTION_PLAN)
+                planned = {(op_["partitionPath"], op_["fileId"]) for op_ in plan["operations"]}
+            want = expected_after_clean(path, retain, planned)
+            snap_ro = by_key(hudi_rs_read(path, read_optimized=True))
+            out = clean(str(path), retain_commits=retain)
+            assert data_files(path) == want, (step, sorted(data_files(path) ^ want))
+            assert by_key(hudi_rs_read(path, read_optimized=True)) == snap_ro
+        check_hudi_rs(path, model)
+        assert validate(str(path))["ok"], validate(str(path))["problems"]
