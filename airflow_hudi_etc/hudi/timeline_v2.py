@@ -168,18 +168,105 @@ def parse_layout2_reference(names: Iterable[str], meta_dir: str) -> list[Instant
 
 
 def load_layout2(cls, storage, config) -> Timeline:
-    """The layout-2 active timeline of a v8/v9 table, after the mixed-state checks of spec §8."""
+    """The layout-2 active timeline of a v8/v9 table, after the mixed-state checks of spec §8.
+
+    Parsed when asked, as layout 1: the sensor's questions (pending/completed compactions, pending
+    replacecommits and clusterings) are answered from the names that mention those actions
+    (:func:`lazy_instants_of`); a completed file without its completion time is refused at once."""
     meta_dir = config.timeline_dir
     check_upgrade_complete(storage, config)
     history_dir = config.history_dir
     hist_name = history_dir.rsplit("/", 1)[-1] if history_dir and history_dir.startswith(meta_dir + "/") else None
-    names = [n for n in storage.list_entry_names(meta_dir, include_temp=True)
-             if n != hist_name and not n.endswith(".crc")]
-    t = cls(parse_layout2(names, meta_dir), names)
+    names = storage.list_entry_names(meta_dir, include_temp=True)
+    if hist_name in names:
+        names = [n for n in names if n != hist_name]
+    t = cls.from_file_names(names)
+    if ".crc\x00" in (t.__dict__.get("_joined") or "".join(n + "\x00" for n in names)):  # checksum files: not instants
+        t = cls.from_file_names([n for n in names if not n.endswith(".crc")])
     t.__dict__.update(layout=2, meta_dir=meta_dir)
+    joined = t.__dict__.get("_joined")
+    if joined is None:
+        t.__dict__["instants"] = tuple(parse_layout2(names, meta_dir))  # (raises what the parse raises)
+    else:
+        check_no_legacy_completed(joined, meta_dir)
     if history_dir:
         t.__dict__["_history"] = _lazy(lambda: read_lsm_history(storage, history_dir))
     return t
+
+
+#: in the NUL-joined listing: a name "<t>.<action>" (a completed file without its completion time)
+_LEGACY_COMPLETED_RE = re.compile("\x00(\\d{14}(?:\\d{3})?)\\.([a-z]+)(?=\x00)")
+_SEP = "\x00"
+
+
+def check_no_legacy_completed(joined: str, meta_dir: str) -> None:
+    """A NUL-joined layout-2 listing holds no completed file without its completion time
+    (``<t>.<action>``: an unfinished upgrade, :class:`TableUpgradeIncompleteError`); one scan."""
+    for m in _LEGACY_COMPLETED_RE.finditer(joined):
+        if m.group(2) in _ACTIONS:
+            parse_instant_file_v2(m.group(1) + "." + m.group(2), meta_dir)  # raises
+
+
+def _heads(joined: str, token: str) -> list[str]:
+    """The prefixes of the names ``<prefix><token>`` of a NUL-joined listing (``token`` ends with
+    the NUL that bounds the name)."""
+    pieces = joined.split(token)
+    return [p[p.rfind(_SEP) + 1:] for p in pieces[:-1]]
+
+
+def lazy_instants_of(joined: str, action: Action, meta_dir: str, *, pending_only: bool = False
+                     ) -> tuple[Instant, ...]:
+    """The instants whose action is ``action`` (full-parse semantics of :func:`parse_layout2`),
+    from a NUL-joined listing without parsing every name: the files naming ``action``, the
+    completed files of its group (``<r>_<c>.<group action>``, one split), and for the few pending
+    ones a search per other state file of the group. ``pending_only``: the pending ones only."""
+    v = action.value
+    g = _GROUP.get(action, action)
+    specials = [a for a, grp in _GROUP.items() if grp is g]
+    own: dict[str, State] = {}
+    if "." + v in joined:
+        for suffix, st in ((".requested", State.REQUESTED), (".inflight", State.INFLIGHT)):
+            for head in _heads(joined, f".{v}{suffix}{_SEP}") if f".{v}{suffix}{_SEP}" in joined else ():
+                if _is_time(head) and st > own.get(head, State.REQUESTED - 1):
+                    own[head] = st
+    done: dict[str, str] = {}
+    token = f".{g.value}{_SEP}"
+    if (own or action is g) and token in joined:
+        for head in _heads(joined, token):
+            r, us, c = head.partition("_")
+            if us and _is_time(r) and _is_time(c):
+                if done.get(r, c) != c:
+                    raise InvalidTimelineError(f"instant {r} ({g.value}) has two completed files ({done[r]}, {c})")
+                done[r] = c
+    if action is g:  # the group's own action: instants no special action's file names
+        cand = set(own) if pending_only else set(own) | set(done)
+        for sp in specials:
+            if "." + sp.value in joined:
+                cand -= {ts for ts in cand
+                         if f"{_SEP}{ts}.{sp.value}.requested{_SEP}" in joined
+                         or f"{_SEP}{ts}.{sp.value}.inflight{_SEP}" in joined}
+    else:
+        cand = set(own)
+    members = [f"{g.value}.requested", f"{g.value}.inflight"] + [f"{sp.value}.{x}" for sp in specials
+                                                               for x in ("requested", "inflight")]
+    if g is Action.COMMIT:
+        members.append("inflight")
+    out = []
+    for ts in sorted(cand):
+        c = done.get(ts)
+        if c is not None:
+            if pending_only:
+                continue
+            st = State.COMPLETED
+        else:
+            st = own.get(ts, State.REQUESTED)
+            if st is not State.INFLIGHT:
+                for m in members:
+                    if m.endswith("inflight") and f"{_SEP}{ts}.{m}{_SEP}" in joined:
+                        st = State.INFLIGHT
+                        break
+        out.append(Instant(ts, action, st, c, meta_dir))
+    return tuple(out)
 
 
 def _lazy(fn):
