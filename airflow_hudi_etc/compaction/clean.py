@@ -8,9 +8,18 @@ Partial compaction adds one rule: a log that a *retained* slice re-exposes throu
 (directly or through a chain of links) is never deleted, even when its own slice goes. Copies
 are ordinary files and are cleaned like any other.
 
-The clean is recorded as Hudi does it: ``<T>.clean.requested`` (HoodieCleanerPlan, the files
-to delete), ``<T>.clean.inflight``, the deletions, then ``<T>.clean`` (HoodieCleanMetadata).
-A crashed clean is finished by the next ``clean`` call (deleting a missing file is a no-op).
+Table versions 8/9 (shared/hudi-format-v8-v9.md §3.2, §5.3): slices come from the completion-time
+view (a slice holds every log that completed before the next base instant; files of instants that
+are not completed are not in it, so never cleaned here); a pending compaction's slice key only
+splits the file groups its plan names (elsewhere it is merged into the slice before it). The
+re-exposed copies named C belong to slice C and stay; the originals go with the old slice. There
+are no symlinks on v8/v9, so the link protection finds nothing to keep.
+
+The clean is recorded as Hudi does it: ``<T>.clean.requested`` (HoodieCleanerPlan version 2 with
+``lastCompletedCommitTimestamp`` and ``extraMetadata``, the files to delete), ``<T>.clean.inflight``,
+the deletions, then ``<T>.clean`` (layout 2: ``<T>_<c>.clean``, both times from the monotonic
+clock) with HoodieCleanMetadata. A crashed clean is finished by the next ``clean`` call (deleting a
+missing file is a no-op).
 """
 
 from __future__ import annotations
@@ -23,7 +32,8 @@ from ..hudi.crash import crashpoint
 from ..hudi.errors import InvalidInputError, InvalidTimelineError, UnsafePathError
 from ..hudi.storage import Storage, safe_relpath
 from ..hudi.table import HudiTable
-from ..hudi.timeline import Action, Instant, State, next_instant_time
+from ..hudi import layout
+from ..hudi.timeline import Action, State
 from ..hudi.etc_keys import RETAIN_COMMITS
 from .plans import final_target, link_target, pending_plan_groups, read_plan
 
@@ -44,8 +54,11 @@ def plan_clean(table: HudiTable, retain_commits: int) -> tuple[str | None, dict[
     storage = table.storage
     retained_files: list[str] = []
     candidates: dict[str, list[str]] = {}
+    layout2 = layout.layout_of(tl) == 2
     for (part, fid), g in sorted(view.groups.items()):
         slices = [s for s in g.slices() if tl.is_committed(s.base_instant) or s.base_instant in tl.pending_compaction_times]
+        if layout2 and (part, fid) not in pending_groups:
+            slices = _merge_foreign_pending(slices, tl.pending_compaction_times)
         keep_all = (part, fid) in pending_groups or len(slices) <= 1
         for i, s in enumerate(slices):
             files = ([s.base_file.path] if s.base_file else []) + [lg.path for lg in s.log_files]
@@ -55,7 +68,7 @@ def plan_clean(table: HudiTable, retain_commits: int) -> tuple[str | None, dict[
                 candidates.setdefault(part, []).extend(files)
     # never delete what a retained slice still reads through a link (or a chain of links)
     protected: set[str] = set()
-    for rel in retained_files:
+    for rel in ([] if layout2 else retained_files):  # v8/v9 re-expose by copies only: no link to follow
         cur = rel
         for _ in range(64):
             nxt = link_target(storage, cur)
@@ -74,12 +87,6 @@ def clean(path: str | Storage, *, retain_commits: int = 10, storage_options: Map
     t0 = time.monotonic()
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
     table = HudiTable.load_writable(storage)
-    if table.config.layout_version == 2:
-        from ..hudi.errors import UnsupportedTableVersionError
-
-        raise UnsupportedTableVersionError(
-            f"clean on table version {table.config.version} is not wired yet (timeline layout 2: slices by "
-            f"completion time, <t>_<c>.clean); nothing was deleted. Let Java Hudi clean this table meanwhile")
     tl = table.timeline
     # finish a clean an earlier run left pending (its plan says what to delete)
     for inst in tl.filter(actions={Action.CLEAN}):
@@ -90,7 +97,7 @@ def clean(path: str | Storage, *, retain_commits: int = 10, storage_options: Map
     if not files:
         return {"instant": None, "status": "nothing to clean", "reason": reason, "files_deleted": 0,
                 "earliest_commit_to_retain": earliest}
-    instant = next_instant_time(tl, zone=table.timeline_zone)
+    instant = layout.new_time(tl, zone=table.timeline_zone)
     earliest_action = next(i.action.value for i in tl.completed_writes if i.timestamp == earliest)
     last = tl.last_completed_write
     plan = am.cleaner_plan(
@@ -101,9 +108,27 @@ def clean(path: str | Storage, *, retain_commits: int = 10, storage_options: Map
         extra_metadata={RETAIN_COMMITS: str(retain_commits)},
     )
     data = am.write_avro_metadata(am.CLEANER_PLAN, plan)
-    storage.create_if_absent(Instant(instant, Action.CLEAN, State.REQUESTED).path(), data)
+    storage.create_if_absent(layout.instant(tl, instant, Action.CLEAN, State.REQUESTED).path(), data)
     crashpoint("clean.after-requested")
     return _execute(storage, HudiTable.load(storage), instant, plan, t0, resumed=False)
+
+
+def _merge_foreign_pending(slices: list, pending: frozenset) -> list:
+    """Layout 2: the completion-time view gives every file group a slice at each pending compaction
+    instant; for a group that compaction does not plan, that slice is the continuation of the one
+    before it (Java keys only the plan's groups), so it is merged back: its logs belong to the
+    slice before, which is then the group's latest and must not be cleaned."""
+    from ..hudi.fsview import FileSlice
+
+    out: list = []
+    for s in slices:
+        if s.base_instant in pending and s.base_file is None and out:
+            prev = out[-1]
+            out[-1] = FileSlice(prev.partition, prev.file_id, prev.base_instant, prev.base_file,
+                                tuple(prev.log_files) + tuple(s.log_files))
+        else:
+            out.append(s)
+    return out
 
 
 def _plan_files(storage: Storage, instant: str, plan: Mapping) -> dict[str, list[tuple[str, str]]]:
@@ -129,7 +154,8 @@ def _plan_files(storage: Storage, instant: str, plan: Mapping) -> dict[str, list
 
 def _execute(storage: Storage, table: HudiTable, instant: str, plan: Mapping, t0: float, *, resumed: bool) -> dict:
     files = _plan_files(storage, instant, plan)
-    inflight = Instant(instant, Action.CLEAN, State.INFLIGHT)
+    tl = table.timeline
+    inflight = layout.instant(tl, instant, Action.CLEAN, State.INFLIGHT)
     if not storage.exists(inflight.path()):
         storage.create_if_absent(inflight.path(), storage.read_bytes(inflight.path(State.REQUESTED)))
         crashpoint("clean.after-inflight")
@@ -147,10 +173,10 @@ def _execute(storage: Storage, table: HudiTable, instant: str, plan: Mapping, t0
     meta = am.clean_metadata(instant, eitr.get("timestamp"), parts, int((time.monotonic() - t0) * 1000),
                              last_completed_commit_timestamp=plan.get("lastCompletedCommitTimestamp") or "",
                              extra_metadata=plan.get("extraMetadata") or {}, policy=POLICY)
-    done = inflight.path(State.COMPLETED)
-    if not storage.exists(done):
+    if layout.completed_path(storage, tl, instant, Action.CLEAN) is None:
         crashpoint("clean.before-complete")
-        storage.create_if_absent(done, am.write_avro_metadata(am.CLEAN_METADATA, meta))
+        layout.complete(storage, tl, instant, Action.CLEAN, am.write_avro_metadata(am.CLEAN_METADATA, meta),
+                        zone=table.timeline_zone)
     return {"instant": instant, "status": "resumed and completed" if resumed else "completed",
             "files_deleted": deleted, "earliest_commit_to_retain": eitr.get("timestamp"),
             "partitions": sorted(parts)}

@@ -35,33 +35,58 @@ def _now_ms(now: _dt.datetime | None) -> int:
 
 
 def compaction_history(table: HudiTable) -> list[dict]:
-    """One entry per completed compaction (oldest first) with what its commit recorded."""
-    out = []
+    """One entry per completed compaction (oldest first) with what its commit recorded; on
+    table versions 8/9 the compactions Java archived into the LSM history come first."""
+    out = [_history_entry(ts, extra) for ts, extra in _archived_compactions(table)]
     for inst in table.timeline.completed_compactions:
-        meta = table.commit_metadata(inst)
-        x = CompactionExtra.from_extra(meta.get("extraMetadata"))
-        th = x.plan.threshold_ms
-        at_ms = instant_to_epoch_ms(inst.timestamp)
-        out.append({
-            "instant": inst.timestamp,
-            "instant_time_ms": at_ms,
-            "strategy": x.plan.strategy,
-            "threshold_ms": th,
-            "threshold": iso_ms(th),
-            "compaction_time": x.plan.compaction_time,
-            "threshold_lag_seconds_at_compaction": None if th is None else (at_ms - th) / 1000,
-            "link_mode": x.plan.link_mode,
-            "exact_split": x.plan.exact_split,
-            "compacted_log_files": x.figures.compacted_log_files,
-            "compacted_log_bytes": x.figures.compacted_log_bytes,
-            "remaining_log_files": x.figures.remaining_log_files,
-            "remaining_log_bytes": x.figures.remaining_log_bytes,
-            "remaining_min_event_time_ms": x.figures.remaining_min_event_time_ms,
-            "link_bytes_written": x.figures.link_bytes_written,
-            "planning_seconds": x.plan.planning_seconds,
-            "execution_seconds": x.figures.execution_seconds,
-        })
+        out.append(_history_entry(inst.timestamp, table.commit_metadata(inst).get("extraMetadata")))
     return out
+
+
+def _archived_compactions(table: HudiTable) -> list[tuple[str, dict]]:
+    """(instant, extra metadata) of the archived compactions, oldest first (layout 2 only)."""
+    if getattr(table.timeline, "layout", 1) != 2 or not table.config.history_dir:
+        return []
+    from ..hudi.commit_metadata import decode_avro_commit
+    from ..hudi.errors import HudiEtcError
+    from ..hudi.timeline_v2 import read_lsm_instants
+
+    out = []
+    for r in read_lsm_instants(table.storage, table.config.history_dir):
+        if not r.get("instantTime") or r.get("action") not in ("commit", "compaction") or not r.get("metadata"):
+            continue
+        try:
+            meta = decode_avro_commit(r["metadata"], f"archived commit {r['instantTime']}")
+        except (HudiEtcError, ValueError):
+            continue
+        if r.get("plan") is not None or meta.get("compacted") or meta.get("operationType") == "COMPACT":
+            out.append((r["instantTime"], dict(meta.get("extraMetadata") or {})))
+    return sorted(out, key=lambda e: e[0])
+
+
+def _history_entry(ts: str, extra) -> dict:
+    x = CompactionExtra.from_extra(extra)
+    th = x.plan.threshold_ms
+    at_ms = instant_to_epoch_ms(ts)
+    return {
+        "instant": ts,
+        "instant_time_ms": at_ms,
+        "strategy": x.plan.strategy,
+        "threshold_ms": th,
+        "threshold": iso_ms(th),
+        "compaction_time": x.plan.compaction_time,
+        "threshold_lag_seconds_at_compaction": None if th is None else (at_ms - th) / 1000,
+        "link_mode": x.plan.link_mode,
+        "exact_split": x.plan.exact_split,
+        "compacted_log_files": x.figures.compacted_log_files,
+        "compacted_log_bytes": x.figures.compacted_log_bytes,
+        "remaining_log_files": x.figures.remaining_log_files,
+        "remaining_log_bytes": x.figures.remaining_log_bytes,
+        "remaining_min_event_time_ms": x.figures.remaining_min_event_time_ms,
+        "link_bytes_written": x.figures.link_bytes_written,
+        "planning_seconds": x.plan.planning_seconds,
+        "execution_seconds": x.figures.execution_seconds,
+    }
 
 
 def table_metrics(

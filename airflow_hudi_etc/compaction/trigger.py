@@ -31,6 +31,45 @@ def published_threshold(table: HudiTable) -> tuple[int | None, str | None, dict]
             v = _plan_threshold(table, inst.timestamp)
         if v is not None:
             return v, inst.timestamp, extra
+    if getattr(table.timeline, "layout", 1) == 2:
+        return _archived_threshold(table)
+    return None, None, {}
+
+
+def _archived_threshold(table: HudiTable) -> tuple[int | None, str | None, dict]:
+    """Layout 2: the threshold of the latest compaction Java archived into the LSM history
+    (``.hoodie/timeline/history/``, spec §2.6), when no active compaction carries one: its row's
+    ``metadata`` is the Avro commit (our extra metadata), its ``plan`` the requested plan."""
+    from ..hudi.commit_metadata import decode_avro_commit
+    from ..hudi.errors import HudiEtcError
+    from ..hudi.plan import CompactionPlan
+    from ..hudi.timeline_v2 import read_lsm_instants
+
+    hist = table.config.history_dir
+    if not hist:
+        return None, None, {}
+    rows = [r for r in read_lsm_instants(table.storage, hist)
+            if r.get("instantTime") and r.get("action") in ("commit", "compaction")]
+    for r in sorted(rows, key=lambda r: r["instantTime"], reverse=True):
+        extra: dict = {}
+        compacted = r.get("plan") is not None
+        if r.get("metadata"):
+            try:
+                meta = decode_avro_commit(r["metadata"], f"archived commit {r['instantTime']}")
+            except (HudiEtcError, ValueError):
+                meta = {}
+            extra = dict(meta.get("extraMetadata") or {})
+            compacted = compacted or bool(meta.get("compacted")) or meta.get("operationType") == "COMPACT"
+        if not compacted:
+            continue
+        v = PlanExtra.from_extra(extra).threshold_ms
+        if v is None and r.get("plan"):
+            try:
+                v = PlanExtra.from_extra(CompactionPlan.from_bytes(r["instantTime"], r["plan"]).extra).threshold_ms
+            except (HudiEtcError, ValueError, TypeError):
+                v = None
+        if v is not None:
+            return v, r["instantTime"], extra
     return None, None, {}
 
 

@@ -20,6 +20,13 @@ Finds, without changing anything:
 
 Pending instants' files are listed under ``pending`` (normal while a job runs; a crashed job's
 files are removed by ``rollback`` or the next write).
+
+Table versions 8/9 (shared/hudi-format-v8-v9.md §2, §3): instants are read from
+``.hoodie/timeline/`` and completed commits parse as Avro; a log's name-instant is the instant that
+WROTE it (not its slice), so a log of a pending deltacommit is a pending file and one of an instant
+neither completed, pending nor archived (older than the active timeline) is an orphan; copies named
+C of a pending compaction are pending files, of an unknown instant ``orphan-link``; a missing file
+is "current" when its slice (by completion time, §3.2) is the latest of its file group.
 """
 
 from __future__ import annotations
@@ -74,8 +81,8 @@ def validate(path: str | Storage, *, storage_options: Mapping[str, Any] | None =
 
     _check_plans_and_links(table, storage, compactions, found)
     write_metas = _parse_completed_instants(table, found)
-    listing = _check_data_files(storage, completed, pending, compactions, found)
-    _check_written_files_present(write_metas, listing, found)
+    listing = _check_data_files(storage, completed, pending, compactions, found, tl)
+    _check_written_files_present(write_metas, listing, found, tl)
     _check_markers(storage, completed, found)
     _check_pending_links(table, storage, compactions, found)
     mdt = metadata_table_state(storage, table.config)
@@ -150,7 +157,7 @@ def _parse_completed_instants(table: HudiTable, found: _Findings) -> dict[str, d
 
 
 def _check_data_files(storage: Storage, completed: set, pending: set, compactions: Mapping,
-                      found: _Findings) -> _Listing:
+                      found: _Findings, tl=None) -> _Listing:
     """One listing of every partition: temp files, links (outside the table, dangling), base
     footers of completed instants, and files of instants neither completed nor pending."""
     listing = _Listing()
@@ -159,7 +166,7 @@ def _check_data_files(storage: Storage, completed: set, pending: set, compaction
             listing.files += 1
             listing.present.add(f.path)
             _note_slice(listing, part, f.name)
-            _check_data_file(storage, part, f.path, f.name, completed, pending, compactions, found)
+            _check_data_file(storage, part, f.path, f.name, completed, pending, compactions, found, tl)
     return listing
 
 
@@ -177,7 +184,8 @@ def _note_slice(listing: _Listing, part: str, name: str) -> None:
 
 
 def _check_data_file(storage: Storage, part: str, rel: str, name: str, completed: set, pending: set,
-                     compactions: Mapping, found: _Findings) -> None:
+                     compactions: Mapping, found: _Findings, tl=None) -> None:
+    layout2 = getattr(tl, "layout", 1) == 2
     if name.startswith(_TMP_PREFIX):
         found.problem("temp-file", rel, "leftover of an interrupted write")
         return
@@ -193,7 +201,7 @@ def _check_data_file(storage: Storage, part: str, rel: str, name: str, completed
             found.problem("dangling-link", rel, f"target {resolved} is missing")
     b = parse_base_file_name(name, part)
     if b is not None:
-        if b.instant in completed:
+        if b.instant in completed or (layout2 and tl.is_archived(b.instant)):
             if target is None:
                 _check_footer(storage, rel, found.problem)
         elif b.instant in pending:
@@ -208,15 +216,27 @@ def _check_data_file(storage: Storage, part: str, rel: str, name: str, completed
         if compactions[p.base_instant].is_pending:
             found.pending_files.append(rel)
         return  # a link/split log of a completed compaction, or a write into slice C
+    if layout2:  # the name-instant is the writing instant (or the compaction C of a copy)
+        if p.base_instant in pending:
+            found.pending_files.append(rel)
+            return
+        if p.base_instant in completed or tl.is_archived(p.base_instant):
+            return
+        kind = "orphan-link" if p.write_token == LINK_TOKEN else "orphan-log"
+        found.problem(kind, rel, f"instant {p.base_instant} that wrote it is neither completed, pending nor archived")
+        return
     if p.base_instant in completed or p.base_instant in pending:
         return
     kind = "orphan-link" if p.write_token == LINK_TOKEN else "orphan-log"
     found.problem(kind, rel, f"slice {p.base_instant} belongs to no completed or pending instant")
 
 
-def _check_written_files_present(write_metas: Mapping[str, dict], listing: _Listing, found: _Findings) -> None:
+def _check_written_files_present(write_metas: Mapping[str, dict], listing: _Listing, found: _Findings,
+                                 tl=None) -> None:
     """The files completed commits wrote, in file slices still current (not cleaned, not
     replaced), are there."""
+    if getattr(tl, "layout", 1) == 2:
+        return _check_written_files_present_v2(write_metas, listing, found, tl)
     replaced = {(part, fid) for meta in write_metas.values()
                 for part, fids in (meta.get("partitionToReplaceFileIds") or {}).items() for fid in fids}
     for ts, meta in sorted(write_metas.items()):
@@ -242,6 +262,51 @@ def _check_written_files_present(write_metas: Mapping[str, dict], listing: _List
             if (part, fid) not in listing.latest:
                 found.problem("missing-file", rel, f"commit {ts} wrote it; its whole file group is gone")
             elif (part, fid, slice_ts) in listing.base_slices or slice_ts >= listing.latest[(part, fid)]:
+                found.problem("missing-file", rel, f"commit {ts} wrote it and its file slice {slice_ts} is current")
+
+
+def _check_written_files_present_v2(write_metas: Mapping[str, dict], listing: _Listing, found: _Findings,
+                                    tl) -> None:
+    """Layout 2: a written file is current when its slice is the latest of its file group; the
+    slice of a log is the largest completed base instant ≤ the completion time of the log's
+    writing instant (spec §3.2), of a base file its own instant."""
+    replaced = {(part, fid) for meta in write_metas.values()
+                for part, fids in (meta.get("partitionToReplaceFileIds") or {}).items() for fid in fids}
+    bases: dict[tuple[str, str], list[str]] = {}
+    for part, fid, inst in listing.base_slices:
+        if tl.completion_time(inst) is not None:
+            bases.setdefault((part, fid), []).append(inst)
+    for ts, meta in sorted(write_metas.items()):
+        for st in iter_write_stats(meta):
+            rel = st.get("path")
+            if not isinstance(rel, str) or not rel:
+                continue
+            try:
+                rel = safe_relpath(rel)
+            except HudiEtcError:
+                found.problem("unsafe-path", rel, f"commit {ts} names a path outside the table")
+                continue
+            if rel in listing.present:
+                continue
+            part, name = posixpath.split(rel)
+            b = parse_base_file_name(name, part)
+            lp = lf.parse_log_file_name(name) if b is None else None
+            if b is None and lp is None:
+                continue
+            fid = b.file_id if b is not None else lp.file_id
+            if (part, fid) in replaced:
+                continue
+            if (part, fid) not in listing.latest:
+                found.problem("missing-file", rel, f"commit {ts} wrote it; its whole file group is gone")
+                continue
+            keys = sorted(bases.get((part, fid), ()))
+            if b is not None:
+                slice_ts = b.instant
+            else:
+                done = tl.completion_time(lp.base_instant) or lp.base_instant
+                below = [k for k in keys if k <= done]
+                slice_ts = below[-1] if below else lp.base_instant
+            if not keys or slice_ts >= keys[-1]:
                 found.problem("missing-file", rel, f"commit {ts} wrote it and its file slice {slice_ts} is current")
 
 

@@ -126,12 +126,13 @@ def drop_metadata_table(storage) -> dict:
     Idempotent; a crash between the two is finished by the next run (Hudi would not)."""
     from .properties import load_table_config
 
+    from .timeline import Action, Timeline
+
     config = load_table_config(storage)
+    timeline = Timeline.load(storage, config)  # a half-upgraded table is refused first (spec §8)
     st = metadata_table_state(storage, config)
     if st.present:
-        from .timeline import Action, Timeline
-
-        building = [i.timestamp for i in Timeline.load(storage, config).instants
+        building = [i.timestamp for i in timeline.instants
                     if i.action is Action.INDEXING and i.is_pending]
         if building:
             raise MetadataTablePresentError(

@@ -284,6 +284,10 @@ class Timeline:
 
     @cached_property
     def instants(self) -> tuple[Instant, ...]:  # only reached by a Timeline from file names
+        if self.layout == 2:
+            from .timeline_v2 import parse_layout2
+
+            return tuple(parse_layout2(self._names, self.meta_dir))
         return tuple(_parse_groups(self._names))
 
     @cached_property
@@ -300,6 +304,10 @@ class Timeline:
         mention ``.compaction``)."""
         if not self._lazy():
             return tuple(i for i in self.instants if i.action is Action.COMPACTION)
+        if self.layout == 2:
+            from .timeline_v2 import lazy_instants_of
+
+            return lazy_instants_of(self._joined, Action.COMPACTION, self.meta_dir)
         return self._instants_of(Action.COMPACTION)
 
     def _stamps(self, suffix: str) -> set[str]:
@@ -420,6 +428,12 @@ class Timeline:
 
     @cached_property
     def pending_replaces(self) -> tuple[Instant, ...]:
+        if self._lazy() and self.layout == 2:
+            from .timeline_v2 import lazy_instants_of
+
+            both = [*lazy_instants_of(self._joined, Action.REPLACE_COMMIT, self.meta_dir, pending_only=True),
+                    *lazy_instants_of(self._joined, Action.CLUSTERING, self.meta_dir, pending_only=True)]
+            return tuple(sorted(both, key=_sort_key))
         if self._lazy():
             return tuple(i for i in self._instants_of(Action.REPLACE_COMMIT) if i.state is not State.COMPLETED)
         return tuple(i for i in self.instants

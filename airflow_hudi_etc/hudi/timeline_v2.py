@@ -61,9 +61,89 @@ def parse_instant_file_v2(name: str, meta_dir: str = META_DIR + "/timeline") -> 
     return Instant(r, act, State[state.upper()], None, meta_dir)
 
 
+#: what follows "<r>[_<c>]." in a layout-2 name → (action, state) (the names :func:`parse_instant_file_v2` takes)
+_REST_V2: dict[str, tuple[Action, State]] = {}
+for _a in Action:
+    _REST_V2[_a.value] = (_a, State.COMPLETED)
+    _REST_V2[_a.value + ".requested"] = (_a, State.REQUESTED)
+    _REST_V2[_a.value + ".inflight"] = (_a, State.INFLIGHT)
+del _a
+
+
+def _is_time(t: str) -> bool:
+    return (len(t) == 17 or len(t) == 14) and t.isdecimal()
+
+
+_VALUE = {a: a.value for a in Action}
+_new_object = object.__new__
+
+
 def parse_layout2(names: Iterable[str], meta_dir: str) -> list[Instant]:
     """Every instant of a layout-2 listing in its highest state, sorted; compaction, log compaction
-    and clustering keep their own action while pending and when completed (as in layout 1)."""
+    and clustering keep their own action while pending and when completed (as in layout 1).
+
+    The fast path of :func:`parse_layout2_reference` (one dictionary lookup per name instead of two
+    regular expressions, a key sort instead of the dataclass comparisons); a test holds them equal,
+    errors included. Names with a newline (where ``$`` semantics matter) take the reference."""
+    names = list(names)
+    if any("\n" in n for n in names):
+        return parse_layout2_reference(names, meta_dir)
+    rests = _REST_V2
+    group_of = _GROUP.get
+    times: dict[str, bool] = {}  # a requested time's validity, once per instant (3 files each)
+    groups: dict[tuple[str, Action], list] = {}  # (r, group action) → [state, special action, completion]
+    get = groups.get
+    for n in names:
+        head, dot, rest = n.partition(".")
+        if not dot:
+            continue
+        r, us, c = head.partition("_")
+        ok = times.get(r)
+        if ok is None:
+            ok = times[r] = (len(r) == 17 or len(r) == 14) and r.isdecimal()
+        if not ok:
+            continue
+        if rest == "inflight":  # the bare "<r>.inflight" of a COW commit
+            if us:
+                continue
+            act, st = Action.COMMIT, State.INFLIGHT
+        else:
+            hit = rests.get(rest)
+            if hit is None:
+                continue
+            act, st = hit
+            if us:
+                if st is not State.COMPLETED or not ((len(c) == 17 or len(c) == 14) and c.isdecimal()):
+                    continue
+            elif st is State.COMPLETED:
+                parse_instant_file_v2(n, meta_dir)  # raises: a completed file without its completion time
+                continue
+        g = group_of(act, act)
+        key = (r, g)
+        cur = get(key)
+        if cur is None:
+            cur = groups[key] = [st, None, None]
+        elif st > cur[0]:
+            cur[0] = st
+        if act is not g:
+            cur[1] = act
+        if us:
+            if cur[2] is not None and cur[2] != c:
+                raise InvalidTimelineError(f"instant {r} ({g.value}) has two completed files ({cur[2]}, {c})")
+            cur[2] = c
+    value = _VALUE
+    rows = [(r, value[sp or g], st, sp or g, c) for (r, g), (st, sp, c) in groups.items()]
+    rows.sort(key=lambda x: (x[0], x[1], x[2]))  # the dataclass order (timestamp, action, state)
+    out = []
+    for r, _, st, act, c in rows:
+        o = _new_object(Instant)  # Instant(r, act, st, c, meta_dir) without the frozen __init__
+        o.__dict__.update(timestamp=r, action=act, state=st, completion_time=c, meta_dir=meta_dir)
+        out.append(o)
+    return out
+
+
+def parse_layout2_reference(names: Iterable[str], meta_dir: str) -> list[Instant]:
+    """The reference parse of a layout-2 listing (name by name through :func:`parse_instant_file_v2`)."""
     groups: dict[tuple[str, Action], list] = {}  # (r, group action) → [state, special action, completion]
     for n in names:
         i = parse_instant_file_v2(n, meta_dir)
@@ -88,18 +168,105 @@ def parse_layout2(names: Iterable[str], meta_dir: str) -> list[Instant]:
 
 
 def load_layout2(cls, storage, config) -> Timeline:
-    """The layout-2 active timeline of a v8/v9 table, after the mixed-state checks of spec §8."""
+    """The layout-2 active timeline of a v8/v9 table, after the mixed-state checks of spec §8.
+
+    Parsed when asked, as layout 1: the sensor's questions (pending/completed compactions, pending
+    replacecommits and clusterings) are answered from the names that mention those actions
+    (:func:`lazy_instants_of`); a completed file without its completion time is refused at once."""
     meta_dir = config.timeline_dir
     check_upgrade_complete(storage, config)
     history_dir = config.history_dir
     hist_name = history_dir.rsplit("/", 1)[-1] if history_dir and history_dir.startswith(meta_dir + "/") else None
-    names = [n for n in storage.list_entry_names(meta_dir, include_temp=True)
-             if n != hist_name and not n.endswith(".crc")]
-    t = cls(parse_layout2(names, meta_dir), names)
+    names = storage.list_entry_names(meta_dir, include_temp=True)
+    if hist_name in names:
+        names = [n for n in names if n != hist_name]
+    t = cls.from_file_names(names)
+    if ".crc\x00" in (t.__dict__.get("_joined") or "".join(n + "\x00" for n in names)):  # checksum files: not instants
+        t = cls.from_file_names([n for n in names if not n.endswith(".crc")])
     t.__dict__.update(layout=2, meta_dir=meta_dir)
+    joined = t.__dict__.get("_joined")
+    if joined is None:
+        t.__dict__["instants"] = tuple(parse_layout2(names, meta_dir))  # (raises what the parse raises)
+    else:
+        check_no_legacy_completed(joined, meta_dir)
     if history_dir:
         t.__dict__["_history"] = _lazy(lambda: read_lsm_history(storage, history_dir))
     return t
+
+
+#: in the NUL-joined listing: a name "<t>.<action>" (a completed file without its completion time)
+_LEGACY_COMPLETED_RE = re.compile("\x00(\\d{14}(?:\\d{3})?)\\.([a-z]+)(?=\x00)")
+_SEP = "\x00"
+
+
+def check_no_legacy_completed(joined: str, meta_dir: str) -> None:
+    """A NUL-joined layout-2 listing holds no completed file without its completion time
+    (``<t>.<action>``: an unfinished upgrade, :class:`TableUpgradeIncompleteError`); one scan."""
+    for m in _LEGACY_COMPLETED_RE.finditer(joined):
+        if m.group(2) in _ACTIONS:
+            parse_instant_file_v2(m.group(1) + "." + m.group(2), meta_dir)  # raises
+
+
+def _heads(joined: str, token: str) -> list[str]:
+    """The prefixes of the names ``<prefix><token>`` of a NUL-joined listing (``token`` ends with
+    the NUL that bounds the name)."""
+    pieces = joined.split(token)
+    return [p[p.rfind(_SEP) + 1:] for p in pieces[:-1]]
+
+
+def lazy_instants_of(joined: str, action: Action, meta_dir: str, *, pending_only: bool = False
+                     ) -> tuple[Instant, ...]:
+    """The instants whose action is ``action`` (full-parse semantics of :func:`parse_layout2`),
+    from a NUL-joined listing without parsing every name: the files naming ``action``, the
+    completed files of its group (``<r>_<c>.<group action>``, one split), and for the few pending
+    ones a search per other state file of the group. ``pending_only``: the pending ones only."""
+    v = action.value
+    g = _GROUP.get(action, action)
+    specials = [a for a, grp in _GROUP.items() if grp is g]
+    own: dict[str, State] = {}
+    if "." + v in joined:
+        for suffix, st in ((".requested", State.REQUESTED), (".inflight", State.INFLIGHT)):
+            for head in _heads(joined, f".{v}{suffix}{_SEP}") if f".{v}{suffix}{_SEP}" in joined else ():
+                if _is_time(head) and st > own.get(head, State.REQUESTED - 1):
+                    own[head] = st
+    done: dict[str, str] = {}
+    token = f".{g.value}{_SEP}"
+    if (own or action is g) and token in joined:
+        for head in _heads(joined, token):
+            r, us, c = head.partition("_")
+            if us and _is_time(r) and _is_time(c):
+                if done.get(r, c) != c:
+                    raise InvalidTimelineError(f"instant {r} ({g.value}) has two completed files ({done[r]}, {c})")
+                done[r] = c
+    if action is g:  # the group's own action: instants no special action's file names
+        cand = set(own) if pending_only else set(own) | set(done)
+        for sp in specials:
+            if "." + sp.value in joined:
+                cand -= {ts for ts in cand
+                         if f"{_SEP}{ts}.{sp.value}.requested{_SEP}" in joined
+                         or f"{_SEP}{ts}.{sp.value}.inflight{_SEP}" in joined}
+    else:
+        cand = set(own)
+    members = [f"{g.value}.requested", f"{g.value}.inflight"] + [f"{sp.value}.{x}" for sp in specials
+                                                               for x in ("requested", "inflight")]
+    if g is Action.COMMIT:
+        members.append("inflight")
+    out = []
+    for ts in sorted(cand):
+        c = done.get(ts)
+        if c is not None:
+            if pending_only:
+                continue
+            st = State.COMPLETED
+        else:
+            st = own.get(ts, State.REQUESTED)
+            if st is not State.INFLIGHT:
+                for m in members:
+                    if m.endswith("inflight") and f"{_SEP}{ts}.{m}{_SEP}" in joined:
+                        st = State.INFLIGHT
+                        break
+        out.append(Instant(ts, action, st, c, meta_dir))
+    return tuple(out)
 
 
 def _lazy(fn):
@@ -148,15 +315,13 @@ def check_no_layout2_instants(storage, folder: str = f"{META_DIR}/timeline") -> 
 
 
 # ------------------------------------------------------------------ LSM history
-def read_lsm_history(storage, history_dir: str) -> dict[str, str]:
-    """Requested time → completion time of the archived instants in the LSM history (spec §2.6):
-    ``_version_`` (else the highest ``manifest_N``), that manifest's files, their rows."""
-    import pyarrow.parquet as pq
-
+def lsm_history_files(storage, history_dir: str) -> list[str]:
+    """The table-relative paths of the LSM history's current files (spec §2.6): ``_version_``
+    (else the highest ``manifest_N``), that manifest's list; [] when there is no history."""
     try:
         names = storage.list_entry_names(history_dir)
     except FileNotFoundError:
-        return {}
+        return []
     version = None
     if "_version_" in names:
         raw = storage.read_bytes(f"{history_dir}/_version_").decode("utf-8").strip()
@@ -167,21 +332,42 @@ def read_lsm_history(storage, history_dir: str) -> dict[str, str]:
         found = [int(n[9:]) for n in names if n.startswith("manifest_") and n[9:].isdigit()]
         version = max(found) if found else None
     if version is None:
-        return {}
+        return []
     try:
         manifest = json.loads(storage.read_bytes(f"{history_dir}/manifest_{version}"))
         files = [f["fileName"] for f in manifest.get("files", [])]
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise InvalidTimelineError(f"{history_dir}/manifest_{version} is not a timeline manifest: {e}") from None
-    out: dict[str, str] = {}
     for f in files:
-        if not _LSM_FILE_RE.match(f):
+        if not isinstance(f, str) or not _LSM_FILE_RE.match(f):
             raise InvalidTimelineError(f"{history_dir}/manifest_{version} names {f!r}, not an LSM timeline file")
-        with storage.open(f"{history_dir}/{f}") as fh:
-            t = pq.read_table(fh, columns=["instantTime", "completionTime"])
-        for r, c in zip(t.column("instantTime").to_pylist(), t.column("completionTime").to_pylist()):
-            if r:
-                out[r] = c or r
+    return [f"{history_dir}/{f}" for f in files]
+
+
+def read_lsm_history(storage, history_dir: str) -> dict[str, str]:
+    """Requested time → completion time of the archived instants in the LSM history (spec §2.6):
+    ``_version_`` (else the highest ``manifest_N``), that manifest's files, their rows."""
+    out: dict[str, str] = {}
+    for r in read_lsm_instants(storage, history_dir, columns=("instantTime", "completionTime")):
+        if r["instantTime"]:
+            out[r["instantTime"]] = r["completionTime"] or r["instantTime"]
+    return out
+
+
+def read_lsm_instants(storage, history_dir: str,
+                      columns=("instantTime", "completionTime", "action", "metadata", "plan")) -> list[dict]:
+    """The archived instants' rows (``HoodieLSMTimelineInstant``: ``metadata`` = the raw bytes of
+    the completed instant file, ``plan`` = those of its requested plan), in file order."""
+    import pyarrow.parquet as pq
+
+    out: list[dict] = []
+    for rel in lsm_history_files(storage, history_dir):
+        with storage.open(rel) as fh:
+            try:
+                t = pq.read_table(fh, columns=list(columns))
+            except (KeyError, ValueError, OSError) as e:
+                raise InvalidTimelineError(f"{rel} is not an LSM timeline file: {str(e)[:200]}") from None
+        out += t.to_pylist()
     return out
 
 

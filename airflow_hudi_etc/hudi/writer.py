@@ -191,6 +191,7 @@ def init_table(
         props[K_EXCLUSIVE_CLEANER] = "true"
     if storage.exists(PROPERTIES_FILE):
         cfg = load_table_config(storage)
+        Timeline.load(storage, cfg)  # a half-upgraded table is refused (spec §8), also here
         same = (
             cfg.name == table_name
             and cfg.record_key_fields == (record_key,)

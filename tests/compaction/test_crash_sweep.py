@@ -31,7 +31,6 @@ from airflow_hudi_etc.compaction.lifecycle import rollback, unschedule
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
 from airflow_hudi_etc.hudi import crash
-from airflow_hudi_etc.hudi.errors import UnsupportedTableVersionError
 from airflow_hudi_etc.hudi.logformat import parse_log_file_name
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.timeline import AUX_DIR, Timeline
@@ -87,13 +86,15 @@ PER_FILE = {"write.after-file", "schedule.after-link", "execute.after-base-file"
 CONFIGS = {"symlink": dict(exact=False, link_mode="symlink"), "exact-copy": dict(exact=True, link_mode="copy")}
 
 
-#: table versions 8/9 (layout 2: copies only, no .aux plan, clean not wired yet): the configurations,
+#: table versions 8/9 (layout 2: copies only, no .aux plan): the configurations,
 #: and the cases run in CI (one per stage and recovery; every other case is behind ``slow``)
 CONFIGS_V8 = {"copy": dict(exact=False, link_mode="copy"), "exact-copy": dict(exact=True, link_mode="copy")}
 CI_V8 = {("write.after-file", 1, "w1"), ("write.before-commit", 1, "w2"), ("schedule.after-link", 1, "schedule"),
          ("execute.after-base-file", 2, "execute"), ("execute.after-split-log", 1, "execute"),
-         ("rollback.after-file-removed", 1, "rollback"), ("unschedule.after-requested-removed", 1, "unschedule")}
-CI_V9 = {("write.after-file", 2, "w2"), ("execute.before-commit", 1, "execute"), ("schedule.after-aux-plan", 1, "schedule")}
+         ("rollback.after-file-removed", 1, "rollback"), ("unschedule.after-requested-removed", 1, "unschedule"),
+         ("clean.after-delete", 1, "clean")}
+CI_V9 = {("write.after-file", 2, "w2"), ("execute.before-commit", 1, "execute"), ("schedule.after-aux-plan", 1, "schedule"),
+         ("clean.before-complete", 1, "clean")}
 
 
 def _params():
@@ -107,8 +108,6 @@ def _params():
                 marks = () if (seed, cfg) == (4, ci_cfg) else (SLOW,)
                 out.append(pytest.param(point, nth, step, rec, seed, cfg, 6, marks=marks,
                                         id=f"{point}@{nth}-{step}-{rec}-s{seed}-{cfg}"))
-        if step == "clean":
-            continue  # clean refuses v8/v9 (not wired yet)
         for version, ci in ((8, CI_V8), (9, CI_V9)):
             ci_cfg = "exact-copy" if "split-log" in point else "copy"
             for seed in (4, 9):
@@ -236,11 +235,6 @@ def run_case(sc, point, nth, step, recovery):
     assert out["status"] == "completed" and out["instant"] == instant
     assert execute(str(p))["status"] == "already completed"
     # ---- clean
-    if not v6(sc):
-        with pytest.raises(UnsupportedTableVersionError):  # not wired for layout 2 yet: refused, nothing deleted
-            clean(str(p), retain_commits=1)
-        judge(sc)
-        return
     if step == "clean":
         crash_in_subprocess(["clean", "--path", p, "--retain-commits", 1], point, nth)
         assert_snapshot(sc)

@@ -273,8 +273,6 @@ class Run:
                     inst = self.compact(step)
                     compactions["none" if inst is None else "exact" if step.exact else "plain"] += 1
                 elif step.kind == "clean":
-                    if self.cfg.table_version != 6:  # clean is not wired for layout 2 yet (refused)
-                        continue
                     clean(str(self.path), retain_commits=RETAIN)
                     # time travel is kept for what the retained commits need
                     self.instants = self.instants[-RETAIN:]
