@@ -97,7 +97,8 @@ def write_merged_base(table: HudiTable, spec: SliceReadSpec, later_logs: tuple[s
     prefix = table.fold_logs(files[: len(spec.log_paths)], accept, schema=schema, decoder=decoder)
     whole = table.fold_logs(files, accept, schema=schema, decoder=decoder) if later_logs else None
     del files, decoder
-    kw = dict(precombine_field=table.config.precombine_field, event_time_ordering=table.config.event_time_ordering)
+    kw = dict(precombine_field=table.config.precombine_field, event_time_ordering=table.config.event_time_ordering,
+              deletes_compare_base=table.config.deletes_compare_base)
     m1 = SliceMerger(prefix, schema, **kw)
     m2 = SliceMerger(whole, schema, **kw) if whole is not None else None
     del prefix, whole

@@ -18,6 +18,10 @@ Rules (shared/hudi-format.md §6.2-6.4, pitfall 21):
   ``_hoodie_is_deleted = true``) removes the key. ``OverwriteWithLatestAvroPayload``: the log
   record replaces the base record whatever its ordering value. ``DefaultHoodieRecordPayload``:
   the base record stays when its ordering value is strictly greater.
+* Table versions 8/9 (Hudi 1.x): EVENT_TIME_ORDERING is the ``DefaultHoodieRecordPayload`` rule,
+  and also a delete carrying a real ordering value loses to a base record whose value is
+  strictly greater (the natural-order ``Integer 0`` delete still always wins);
+  COMMIT_TIME_ORDERING is processing order (``OverwriteWithLatestAvroPayload``).
 """
 
 from __future__ import annotations
@@ -267,6 +271,8 @@ class FoldedLogs:
     records: pa.Table
     deleted: pa.Array
     stats: ScanStats = field(default_factory=ScanStats)
+    #: per key of ``deleted``: (ordering value, natural-order marker) of its last delete
+    delete_orderings: tuple = ()
 
 
 def _null_keys_dropped(t: pa.Table) -> pa.Table:
@@ -305,12 +311,12 @@ def _last_per_key(keys: pa.Array, ordering: pa.Array | None, seq: np.ndarray) ->
     return order[last]
 
 
-def _fold_sequentially(events: list[tuple], precombine: bool) -> tuple[dict[str, tuple], list[str]]:
+def _fold_sequentially(events: list[tuple], precombine: bool) -> tuple[dict[str, tuple], dict[str, tuple]]:
     """Hudi's per-key rules, one event at a time (shared/hudi-format.md §6.4).
 
     ``events``: ``(seq, key, "data", row, ordering, otype)`` or ``(seq, key, "delete", None,
     ordering, otype, natural_zero)`` in log order. Returns (key → (row, ordering) of the winning
-    data record, the keys whose last state is a delete).
+    data record, key → (ordering, natural_zero) of the keys whose last state is a delete).
     """
     state: dict[str, tuple] = {}  # key → ("data"|"delete", row, ordering, otype)
     for ev in events:
@@ -320,7 +326,7 @@ def _fold_sequentially(events: list[tuple], precombine: bool) -> tuple[dict[str,
             if (prev is not None and not ev[6] and otype == prev[3] and prev[2] is not None and o is not None
                     and prev[2] > o):
                 continue  # an older delete does not undo a newer record (or delete)
-            state[key] = ("delete", None, o, otype)
+            state[key] = ("delete", None, o, otype, bool(ev[6]))
             continue
         if not precombine:
             o = None
@@ -328,7 +334,7 @@ def _fold_sequentially(events: list[tuple], precombine: bool) -> tuple[dict[str,
             continue  # log against log: the larger ordering value stays, ties go to the later
         state[key] = ("data", row, o, otype)
     records = {k: (v[1], v[2]) for k, v in state.items() if v[0] == "data"}
-    deleted = [k for k, v in state.items() if v[0] == "delete"]
+    deleted = {k: (v[2], v[4]) for k, v in state.items() if v[0] == "delete"}
     return records, deleted
 
 
@@ -408,7 +414,7 @@ def fold_blocks(
     winners = [fast_rows[_last_per_key(keys.take(pa.array(fast_rows)),
                                        ordering.take(pa.array(fast_rows)) if ordering is not None else None,
                                        data_seq[fast_rows])]] if len(fast_rows) else []
-    deleted: list[str] = []
+    deleted: dict[str, tuple] = {}
     if len(slow):
         rows = np.flatnonzero(is_slow)
         rkeys = keys.take(pa.array(rows)).to_pylist()
@@ -422,7 +428,7 @@ def fold_blocks(
             winners.append(np.fromiter((r for r, _ in recs.values()), dtype=np.int64, count=len(recs)))
     idx = np.concatenate(winners) if winners else np.zeros(0, np.int64)
     return FoldedLogs(data.take(pa.array(idx)) if len(idx) else schema.empty_table(),
-                      pa.array(deleted, pa.string()), stats)
+                      pa.array(list(deleted), pa.string()), stats, tuple(deleted.values()))
 
 
 # ----------------------------------------------------------------- merging with the base
@@ -437,7 +443,7 @@ class SliceMerger:
     """
 
     def __init__(self, folded: FoldedLogs, schema: pa.Schema, *, precombine_field: str | None,
-                 event_time_ordering: bool):
+                 event_time_ordering: bool, deletes_compare_base: bool = False):
         self.schema = schema
         self.records = conform(folded.records, schema)
         self.n_records = self.records.num_rows
@@ -451,6 +457,10 @@ class SliceMerger:
             deleted_flag = pc.fill_null(_as_array(self.records.column(IS_DELETED)), False).to_numpy(
                 zero_copy_only=False)
         self.record_deletes = deleted_flag
+        # Hudi 1.x EVENT_TIME_ORDERING: a delete with a real ordering value loses to a base record
+        # whose value is larger (a natural-order delete, Integer 0, always wins: it comes later)
+        self.delete_orderings = (folded.delete_orderings if deletes_compare_base and self.compare is not None
+                                 else ())
 
     def positions(self, base: pa.Table) -> np.ndarray:
         """For each base row: the index of its key among the log keys (records, then deletes), or -1."""
@@ -484,12 +494,32 @@ class SliceMerger:
             parts.append(base.filter(pa.array(keep_base)))
         if live.any():
             parts.append(self.records.take(pa.array(rep_pos[live])))
+        dropped = hit & ~rec_hit
+        if self.delete_orderings and dropped.any():
+            survive = self._base_beats_delete(base, np.flatnonzero(dropped), pos)
+            if survive.any():
+                parts.append(base.filter(pa.array(survive)))
+                dropped &= ~survive
         merged = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
         if not with_dropped:
             return merged
-        dropped = hit & ~rec_hit
         dropped[np.flatnonzero(replaced)[~live]] = True
         return merged, base.filter(pa.array(dropped))
+
+    def _base_beats_delete(self, base: pa.Table, rows: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        """Base rows (of ``rows``, hit by a delete) whose ordering value is strictly larger than
+        that delete's real ordering value (values of different kinds are not compared)."""
+        out = np.zeros(base.num_rows, dtype=bool)
+        values = base.column(self.compare).take(pa.array(rows)).to_pylist()
+        for r, b, p in zip(rows.tolist(), values, pos[rows].tolist()):
+            o, natural = self.delete_orderings[p - self.n_records]
+            if natural or o is None or b is None:
+                continue
+            try:
+                out[r] = b > o and isinstance(b, bool) == isinstance(o, bool)
+            except TypeError:
+                continue
+        return out
 
     def mark_present(self, base: pa.Table) -> None:
         """Note the log records whose key is in these base rows, without merging them."""
@@ -510,9 +540,10 @@ class SliceMerger:
 
 
 def merge_slice(base: pa.Table | None, folded: FoldedLogs, schema: pa.Schema, *, precombine_field: str | None,
-                event_time_ordering: bool) -> pa.Table:
+                event_time_ordering: bool, deletes_compare_base: bool = False) -> pa.Table:
     """A whole slice merged: base rows (merged) then inserts; rows in ``schema``."""
-    m = SliceMerger(folded, schema, precombine_field=precombine_field, event_time_ordering=event_time_ordering)
+    m = SliceMerger(folded, schema, precombine_field=precombine_field, event_time_ordering=event_time_ordering,
+                    deletes_compare_base=deletes_compare_base)
     parts = [m.merge(base)] if base is not None and base.num_rows else []
     ins = m.unmatched()
     if ins.num_rows or not parts:

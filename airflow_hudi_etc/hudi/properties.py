@@ -186,6 +186,13 @@ class TableConfig:
         return self.payload_class != OVERWRITE_LATEST_PAYLOAD
 
     @property
+    def deletes_compare_base(self) -> bool:
+        """Hudi 1.x EVENT_TIME_ORDERING (table versions 8/9): a delete with a real ordering value
+        is compared with the base record too, which stays when its value is larger (spec v8-v9
+        §1.2); on version 6 a delete in the logs always removes the key."""
+        return self.layout_version == 2 and self.merge_mode == EVENT_TIME_ORDERING
+
+    @property
     def partitioned(self) -> bool:
         return bool(self.partition_fields)
 

@@ -208,7 +208,8 @@ class HudiTable:
             return conform(base, schema) if base is not None else schema.empty_table()
         folded = self.fold_logs(log_paths, self._filter(as_of, start, end), stats, log_record_filter, schema=schema)
         return merge_slice(base, folded, schema, precombine_field=self.config.precombine_field,
-                           event_time_ordering=self.config.event_time_ordering)
+                           event_time_ordering=self.config.event_time_ordering,
+                           deletes_compare_base=self.config.deletes_compare_base)
 
     @property
     def _fold_ordering_field(self) -> str | None:
