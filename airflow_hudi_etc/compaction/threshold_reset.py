@@ -24,11 +24,11 @@ from typing import Any, Mapping
 from ..hudi.errors import InvalidInputError
 from ..hudi.stats import iso_ms
 from ..hudi.storage import Storage
-from ..hudi.timeline import AUX_DIR, parse_instant_time
+from ..hudi.etc_keys import LATENCY_MS as K_LATENCY_MS
+from ..hudi.timeline import AUX_DIR, INSTANT_TIME, parse_instant_time
 
 RESET_DIR = f"{AUX_DIR}/hudi-etc/threshold-resets"
-_NAME = re.compile(r"(\d{14}|\d{17})_(-?\d{1,19})\.json")
-K_LATENCY_MS = "hoodie.etc.data.latency.ms"
+_NAME = re.compile(rf"({INSTANT_TIME})_(-?\d{{1,19}})\.json")
 
 
 def resets_of(storage: Storage, instant: str) -> list[int]:

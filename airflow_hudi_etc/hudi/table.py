@@ -27,10 +27,12 @@ from .properties import TableConfig, load_table_config
 from .schema import COMMIT_TIME, arrow_schema_from_avro, conform, meta_arrow_schema, with_meta_fields
 from .storage import Storage
 from .timeline import (
+    INSTANT_FORMAT,
     Action,
     Instant,
     State,
     Timeline,
+    format_instant,
     iter_write_stats,
     load_commit_metadata,
 )
@@ -373,7 +375,7 @@ class HudiTable:
 
 _AS_OF_FORMATS = {  # length → (shape, strptime format)
     17: (r"\d{17}", None),
-    14: (r"\d{14}", "%Y%m%d%H%M%S"),
+    14: (r"\d{14}", INSTANT_FORMAT),
     23: (r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}", "%Y-%m-%d %H:%M:%S.%f"),
     19: (r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", "%Y-%m-%d %H:%M:%S"),
     10: (r"\d{4}-\d\d-\d\d", "%Y-%m-%d"),
@@ -394,11 +396,11 @@ def normalize_as_of(value: str) -> str:
     try:
         if not shape or not re.fullmatch(shape, s, re.ASCII):
             raise ValueError
-        dt = _dt.datetime.strptime(s[:14] if fmt is None else s, fmt or "%Y%m%d%H%M%S")
+        dt = _dt.datetime.strptime(s[:14] if fmt is None else s, fmt or INSTANT_FORMAT)
     except ValueError:
         raise InvalidInputError(
             f"as-of {value!r}: use yyyyMMddHHmmssSSS, yyyyMMddHHmmss, 'yyyy-MM-dd HH:mm:ss[.SSS]' or yyyy-MM-dd "
             "(UTC)") from None
     if len(s) in (14, 17):
         return s  # as Hudi: an instant time is used as given
-    return dt.strftime("%Y%m%d%H%M%S") + f"{dt.microsecond // 1000:03d}"
+    return format_instant(dt)

@@ -63,8 +63,11 @@ _GROUP = {Action.COMPACTION: Action.COMMIT, Action.LOG_COMPACTION: Action.DELTA_
 _GROUP_V2 = {**_GROUP, Action.CLUSTERING: Action.REPLACE_COMMIT}
 _LAYOUT1_ACTIONS = tuple(a for a in Action if a is not Action.CLUSTERING)
 
-_INSTANT_RE = re.compile(r"^(\d{14}|\d{17})\.([a-z]+)(?:\.(requested|inflight))?$")
-_LEGACY_INFLIGHT_RE = re.compile(r"^(\d{14}|\d{17})\.inflight$")
+#: the one rule for an instant time's shape: ``yyyyMMddHHmmssSSS`` (17 digits) or the legacy
+#: ``yyyyMMddHHmmss`` (14); every parser of instant times in file names builds on it
+INSTANT_TIME = r"\d{14}|\d{17}"
+_INSTANT_RE = re.compile(rf"^({INSTANT_TIME})\.([a-z]+)(?:\.(requested|inflight))?$")
+_LEGACY_INFLIGHT_RE = re.compile(rf"^({INSTANT_TIME})\.inflight$")
 
 
 @dataclass(frozen=True, order=True)
@@ -532,7 +535,7 @@ def format_instant(dt: _dt.datetime, zone: _dt.tzinfo = _dt.timezone.utc) -> str
 
 def parse_instant_time(ts: str) -> _dt.datetime:
     """UTC datetime of a 14- or 17-digit instant time."""
-    if not re.fullmatch(r"\d{14}(\d{3})?", ts or ""):
+    if not re.fullmatch(INSTANT_TIME, ts or ""):
         raise InvalidTimelineError(f"not an instant time: {ts!r}")
     dt = _dt.datetime.strptime(ts[:14], INSTANT_FORMAT)
     ms = int(ts[14:17]) if len(ts) == 17 else 0

@@ -22,17 +22,16 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import re
-from functools import lru_cache
-from typing import Iterable, Mapping
+from typing import Iterable
 
 from .errors import InstantExistsError, InvalidTimelineError, TableUpgradeIncompleteError
-from .timeline import _GROUP_V2 as _GROUP, META_DIR, Action, Instant, State, Timeline, format_instant, parse_instant_time
+from .timeline import _GROUP_V2 as _GROUP, INSTANT_TIME, META_DIR, Action, Instant, State, Timeline, format_instant, parse_instant_time
 
 #: the instant file names of layout 2 (InstantFileNameParserV2, restricted to known shapes)
-_V2_RE = re.compile(r"^(\d{14}|\d{17})(?:_(\d{14}|\d{17}))?\.([a-z]+)(?:\.(requested|inflight))?$")
-_BARE_INFLIGHT_RE = re.compile(r"^(\d{14}|\d{17})\.inflight$")
+_V2_RE = re.compile(rf"^({INSTANT_TIME})(?:_({INSTANT_TIME}))?\.([a-z]+)(?:\.(requested|inflight))?$")
+_BARE_INFLIGHT_RE = re.compile(rf"^({INSTANT_TIME})\.inflight$")
 #: an instant file of layout 1 (in ``.hoodie/`` of an upgraded table it means an unfinished upgrade)
-_V1_NAME_RE = re.compile(r"^\d{14,17}\.[a-z]+(\.(requested|inflight))?$")
+_V1_NAME_RE = re.compile(r"^\d{14,17}\.[a-z]+(\.(requested|inflight))?$")  # spec §8's detection rule
 _LSM_FILE_RE = re.compile(r"^(\d+)_(\d+)_(\d)\.parquet$")
 _ACTIONS = {a.value: a for a in Action}
 
