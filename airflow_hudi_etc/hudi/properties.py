@@ -377,6 +377,19 @@ def load_table_config(storage, *, require_mor: bool = True) -> TableConfig:
     return TableConfig.from_properties(loads(text), require_mor=require_mor)
 
 
+def _new_table_layout_settings(hive_style: bool) -> dict[str, str]:
+    """The keys every new table of ours carries, whatever its version (in file order)."""
+    return {
+        "hoodie.archivelog.folder": "archived",
+        "hoodie.table.base.file.format": "PARQUET",
+        "hoodie.populate.meta.fields": "true",
+        "hoodie.table.timeline.timezone": "UTC",
+        "hoodie.datasource.write.hive_style_partitioning": "true" if hive_style else "false",
+        "hoodie.datasource.write.partitionpath.urlencode": "false",
+        "hoodie.datasource.write.drop.partition.columns": "false",
+    }
+
+
 def new_table_properties(
     *,
     table_name: str,
@@ -404,13 +417,7 @@ def new_table_properties(
         ),
         "hoodie.compaction.payload.class": payload,
         "hoodie.compaction.record.merger.strategy": DEFAULT_MERGER_STRATEGY,
-        "hoodie.archivelog.folder": "archived",
-        "hoodie.table.base.file.format": "PARQUET",
-        "hoodie.populate.meta.fields": "true",
-        "hoodie.table.timeline.timezone": "UTC",
-        "hoodie.datasource.write.hive_style_partitioning": "true" if hive_style else "false",
-        "hoodie.datasource.write.partitionpath.urlencode": "false",
-        "hoodie.datasource.write.drop.partition.columns": "false",
+        **_new_table_layout_settings(hive_style),
         "hoodie.database.name": database,
         HUDI_EVENT_TIME_FIELD_KEY: event_time_field,
         EVENT_TIME_FIELD_KEY: event_time_field,
@@ -454,13 +461,7 @@ def new_table_properties_v8(
         "hoodie.table.recordkey.fields": record_key,
         KEYGEN_TYPE_KEY: "SIMPLE" if partition_field else "NON_PARTITION",
         MERGE_MODE_KEY: merge_mode,
-        "hoodie.archivelog.folder": "archived",
-        "hoodie.table.base.file.format": "PARQUET",
-        "hoodie.populate.meta.fields": "true",
-        "hoodie.table.timeline.timezone": "UTC",
-        "hoodie.datasource.write.hive_style_partitioning": "true" if hive_style else "false",
-        "hoodie.datasource.write.partitionpath.urlencode": "false",
-        "hoodie.datasource.write.drop.partition.columns": "false",
+        **_new_table_layout_settings(hive_style),
         "hoodie.table.metadata.partitions": "",
         "hoodie.table.metadata.partitions.inflight": "",
         "hoodie.database.name": database,
