@@ -33,17 +33,10 @@ from airflow_hudi_etc.hudi.errors import (
     UnknownBlockTypeError,
     UnsupportedFeatureError,
 )
-from paths import FIXTURES
+from paths import FIXTURES, V6_MOR_FIXTURES
 from random_avro import random_schema_and_records
 
-V6_ZIPS = {
-    "v6_trips_8i1u": "quickstart_trips_table/mor/avro/v6_trips_8i1u.zip",
-    "v6_trips_8i3d": "quickstart_trips_table/mor/avro/v6_trips_8i3d.zip",
-    "v6_nonpartitioned": "sample_table/mor/parquet/v6_nonpartitioned.zip",
-    "v6_nonpartitioned_rollback": "sample_table/mor/parquet/v6_nonpartitioned_rollback.zip",
-    "v6_simplekeygen_nonhivestyle": "sample_table/mor/parquet/v6_simplekeygen_nonhivestyle.zip",
-    "v6_complexkeygen_hivestyle": "sample_table/mor/parquet/v6_complexkeygen_hivestyle.zip",
-}
+V6_ZIPS = {k: v for k, v in V6_MOR_FIXTURES.items() if k != "v6_empty"}  # the ones with log files
 
 BT, HK = lf.BlockType, lf.HeaderKey
 
