@@ -34,6 +34,7 @@ from .plans import (
 def rollback(path: str | Storage, *, instant: str, storage_options: Mapping[str, Any] | None = None) -> dict:
     """Undo a failed/inflight execution: its base files, links and copies; back to requested."""
     storage, table, insts = _compaction_instants(path, instant, storage_options)
+    intents.finish_stale_intents(storage, table.config)
     if not insts:
         writes = [i for i in table.timeline.get(instant) if i.action is Action.DELTA_COMMIT and i.is_pending]
         if writes:  # a crashed writer's deltacommit: what the next write would roll back

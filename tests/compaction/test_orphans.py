@@ -241,3 +241,35 @@ def test_archived_compaction_keeps_threshold_and_validate_clean(tmp_path, versio
     assert again.outcome is Outcome.COVERED, again
     assert validate(str(w.path))["ok"], validate(str(w.path))["problems"]
     assert w.snapshot() == w.model
+
+
+@pytest.mark.parametrize("command", ["clean", "write", "execute", "rollback", "poke"])
+def test_every_command_and_the_poke_finish_a_dead_schedules_intent(tmp_path, command):
+    """Not only schedule: our clean (which would otherwise take the orphan slice as the latest and
+    delete the old one), write, execute, rollback and the sensor's poke finish the intent first."""
+    from airflow_hudi_etc.api import Table
+    from airflow_hudi_etc.compaction.clean import clean
+    from airflow_hudi_etc.compaction.lifecycle import rollback
+    from airflow_hudi_etc.hooks.hudi import event_time_check
+
+    w = World(tmp_path, 6)
+    w.history()
+    w.crashed_schedule()
+    copies = w.copies()
+    for i in range(3):
+        w.theirs(w.rows([f"k{50 + i}"], T0 + 6 * H))
+    w.archive_all()
+    if command == "clean":
+        clean(str(w.path), retain_commits=1)
+    elif command == "write":
+        rows = w.rows(["k60"], T0 + 7 * H)
+        Table.open(str(w.path)).write(batch(rows))
+        w.model.update({r["key"]: {c: r[c] for c in DATA_COLS} for r in rows})
+    elif command == "execute":
+        assert execute(str(w.path))["status"] == "nothing to execute"
+    elif command == "rollback":
+        rollback(str(w.path), instant=copies[0].split("_")[-2].split(".")[0])
+    else:
+        event_time_check(str(w.path), threshold_ms=T0)
+    assert not set(copies) & set(w.copies()) and not _intents(w.path)
+    assert w.snapshot() == w.model
