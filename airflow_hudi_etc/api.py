@@ -169,7 +169,10 @@ class Table:
         """One deltacommit: ``data`` as an Arrow table or rows (dicts)."""
         from .hudi.writer import write_batch
 
+        from .compaction.intents import finish_stale_intents
+
         batch = data if isinstance(data, pa.Table) else pa.Table.from_pylist(list(data))
+        finish_stale_intents(self.storage)  # a crashed schedule's copies (compaction/intents.py)
         return write_batch(self.storage, batch, operation=operation, engine=engine)
 
     def delete(self, keys: pa.Table | Iterable[Mapping[str, Any]], *, engine=None) -> WriteResult:

@@ -19,6 +19,7 @@ from typing import Any, Mapping
 
 import pyarrow as pa
 
+from .intents import finish_stale_intents
 from ..hudi import etc_keys as keys
 from ..hudi import crash, heartbeat, layout, markers
 from ..hudi import logformat as lf
@@ -87,6 +88,7 @@ def _execute(path: str | Storage, *, instant: str | None, engine, storage_option
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
     t0 = time.monotonic()
     table = HudiTable.load_writable(storage)
+    finish_stale_intents(storage, table.config)  # a crashed schedule's copies (intents module)
     tl = table.timeline
     if instant is None:
         if not tl.pending_compactions:

@@ -157,31 +157,34 @@ def delete_all(storage: Storage, rels) -> None:
 
 def remove_orphan_links(table: HudiTable, grace: _dt.timedelta = ORPHAN_GRACE,
                          only_instant: str | None = None, view=None) -> list[str]:
-    """Delete the links of schedules that crashed before publishing their plan (or of a crashed
-    unschedule): files with our link token in a slice whose instant is on no timeline (no reader
-    sees them). Without ``only_instant``, only those made more than ``grace`` ago: a schedule
-    running now may still publish its plan. With it (``unschedule --instant``: the user says that
-    schedule is over), that instant's at once."""
-    storage, tl = table.storage, table.timeline
-    known = {i.timestamp for i in tl.instants}
-    first = tl.instants[0].timestamp if tl.instants else ""
+    """Delete what crashed schedules (or unschedules) left in a slice C that is on no timeline.
+
+    First by intent (:mod:`.intents`), at any age, once the owner's heartbeat expired (with
+    ``only_instant``, ``unschedule --instant``: that instant's at once). Then the files with our
+    link token and no intent (earlier releases): C on neither the active timeline nor in the
+    archive, made more than ``grace`` ago (a schedule of an earlier release running now may still
+    publish its plan) or of ``only_instant``, and an empty placeholder or byte-identical to
+    another log of their file group, whatever the timeline's start (once Java's archiver passed
+    C, every reader takes such a slice as committed: java-coexistence-2 finding 1). A file Java
+    wrote into or re-created is never deleted."""
+    from .intents import finish_stale_intents, intentless_orphans
+
+    storage = table.storage
+    removed = finish_stale_intents(storage, table.config, only_instant=only_instant)
     cutoff = format_instant(_dt.datetime.now(_dt.timezone.utc) - grace, table.timeline_zone)
-
-    def orphan(lg) -> bool:
-        if lg.write_token != LINK_TOKEN or lg.base_instant in known or lg.base_instant <= first:
-            return False  # (a slice older than the active timeline may be an archived commit's)
-        return lg.base_instant == only_instant if only_instant is not None else lg.base_instant < cutoff
-
     if table.config.layout_version == 2:  # the view drops files of instants not completed: list storage
-        found = [lg.path for lg in all_log_files_listed(storage) if orphan(lg)]
+        logs = all_log_files_listed(storage)
     else:
         view = view if view is not None else table.file_system_view(sizes=False)
-        found = [lg.path for lg in view.all_log_files() if orphan(lg)]
+        logs = view.all_log_files()
+    gone = set(removed)
+    logs = [lg for lg in logs if lg.path not in gone]
+    found = intentless_orphans(storage, table.config, table.timeline, logs, cutoff, only_instant)
     if found:  # re-checked on a fresh timeline just before deleting: its plan may have been published
-        known = {i.timestamp for i in Timeline.load(storage).instants}
+        known = {i.timestamp for i in Timeline.load(storage, table.config).instants}
         found = [p for p in found if lf.parse_log_file_name(posixpath.basename(p)).base_instant not in known]
     delete_all(storage, found)
-    return found
+    return removed + found
 
 
 def all_log_files_listed(storage: Storage) -> list:

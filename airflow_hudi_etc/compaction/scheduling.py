@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 import pyarrow.compute as pc
 
-from ..hudi import crash, layout
+from ..hudi import crash, heartbeat, layout
 from ..hudi import logformat as lf
 from ..hudi.coexistence import symlinks_allowed
 from ..hudi.crash import crashpoint
@@ -35,6 +35,7 @@ from ..hudi.stats import iso_ms, log_event_ranges, scan_event_range
 from ..hudi.storage import Storage
 from ..hudi.table import HudiTable
 from ..hudi.timeline import AUX_DIR, Action, Instant, State, Timeline, iter_write_stats, next_instant_time
+from . import intents
 from .flips import flip_safe_selection
 from ..hudi.etc_keys import PLANNING_SECONDS as K_PLANNING
 from .plans import (
@@ -51,6 +52,7 @@ from .plans import (
     base_records_filterable,
     create_links,
     delete_all,
+    plan_link_files,
     read_plan,
     remove_orphan_links,
 )
@@ -92,7 +94,8 @@ def schedule(
     strat = EventTimeStrategy(threshold_ms) if strategy == "event-time" else CompactAllStrategy()
     # one listing serves both (orphans sit in slices on no timeline: never among the latest)
     view = table.file_system_view(sizes=not rq.storage.is_local)
-    remove_orphan_links(table, view=view)
+    if remove_orphan_links(table, view=view):  # (an orphan slice C the archiver passed looked latest)
+        view = table.file_system_view(sizes=not rq.storage.is_local)
     instant = crash.hook("schedule.instant-time") or layout.new_time(table.timeline, zone=table.timeline_zone)
     with _gc_paused():
         ops, sources = _plan_operations(table, strat, instant, exact_split=exact_split, threshold_ms=threshold_ms,
@@ -205,6 +208,31 @@ def _pending_plan_for(table: HudiTable, threshold_ms: int, settings: Mapping[str
 
 
 def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode: str) -> str | None:
+    """:func:`_publish_files` under an intent naming every file it makes in slice C and C's
+    heartbeat (:mod:`.intents`): should the process die before the plan is visible, the next
+    command of ours or sensor poke removes those files, whatever the timeline's start by then. A
+    failure in the process removes them at once (the plan not visible)."""
+    instant = plan.instant
+    files = tuple(plan_link_files(plan))
+    with heartbeat.hold(storage, instant, what="schedule"):
+        try:
+            intents.record(storage, intents.Intent(instant, "schedule", files))
+        except InstantExistsError as e:
+            return f"conflict: {e}"
+        try:
+            out = _publish_files(storage, planned_on, plan, mode)
+        except BaseException:
+            if not any(i.action is Action.COMPACTION for i in Timeline.load(storage).get(instant)):
+                _, kept = intents.remove_copies(storage, files)
+                if not kept:
+                    storage.delete(f"{AUX_DIR}/{Instant(instant, Action.COMPACTION, State.REQUESTED).file_name()}")
+                    intents.drop(storage, instant)
+            raise
+        intents.drop(storage, instant)
+        return out
+
+
+def _publish_files(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode: str) -> str | None:
     """Make the plan's re-exposed logs, then publish the plan (``.aux`` copy, then the requested
     instant) unless another scheduler or a write raced this one: the conflict's reason (None:
     published). A conflict leaves nothing behind."""
