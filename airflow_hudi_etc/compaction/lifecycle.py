@@ -26,6 +26,7 @@ from .plans import (
     plan_link_files,
     plan_outputs,
     read_plan,
+    refuse_foreign_data,
     remove_orphan_links,
 )
 
@@ -45,7 +46,14 @@ def rollback(path: str | Storage, *, instant: str, storage_options: Mapping[str,
         raise InvalidTimelineError(f"compaction {instant} is completed; it cannot be rolled back here")
     plan = read_plan(table, instant)
     with heartbeat.hold(storage, instant, what="compaction execution"):  # not under a running execution
+        refuse_foreign_data(storage, _output_pairs(plan), instant, "rollback")
         return _rollback_execution(storage, instant, plan, requested=insts[0].state is State.REQUESTED)
+
+
+def _output_pairs(plan: CompactionPlan) -> list[tuple[str, str | None]]:
+    """(path, target) of the log files a rollback of ``plan``'s execution deletes (see plan_outputs)."""
+    targets = dict(plan_link_files(plan))
+    return [(rel, targets.get(rel)) for op in plan.operations for rel in plan_outputs(plan, op)]
 
 
 def _rollback_execution(storage: Storage, instant: str, plan: CompactionPlan, *, requested: bool = False) -> dict:
@@ -104,6 +112,7 @@ def unschedule(path: str | Storage, *, instant: str, storage_options: Mapping[st
             f"slice {instant} holds {len(others)} log file(s) other writers wrote while the plan was pending "
             f"({', '.join(others[:5])}{'...' if len(others) > 5 else ''}): unscheduling would hide them from every "
             f"reader. Execute the plan instead")
+    refuse_foreign_data(storage, plan_link_files(plan) if ours else [], instant, "unschedule")
     req = layout.instant(table.timeline, instant, Action.COMPACTION, State.REQUESTED)
     storage.delete(req.path())
     crashpoint("unschedule.after-requested-removed")
