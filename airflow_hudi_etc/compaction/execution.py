@@ -32,6 +32,7 @@ from ..hudi.table import HudiTable, SliceReadSpec
 from ..hudi.timeline import Action, Instant, META_DIR, State, commit_metadata, dump_commit_metadata, write_stat
 from ..hudi.writer import LocalEngine
 from .executor import write_base_table, write_merged_base
+from .java_compaction import check_execute
 from .lifecycle import rollback
 from ..hudi.etc_keys import (  # noqa: E402  (the commit's figures; typed view: hudi.etc_metadata)
     COMPACTED_LOG_BYTES as K_COMPACTED_BYTES,
@@ -106,6 +107,7 @@ def _execute(path: str | Storage, *, instant: str | None, engine, storage_option
         return {"instant": instant, "status": "already completed", **commit_figures(meta)}
     plan = read_plan(table, instant)
     _preflight(table, plan)
+    check_execute(table)  # not while Java compacts (java_compaction.py)
     # one execution of a plan at a time: another one's live heartbeat is a typed conflict (an
     # inflight plan is a crashed run's only once its heartbeat expired)
     hb = held.enter_context(heartbeat.hold(storage, instant, what="compaction execution"))

@@ -19,6 +19,7 @@ import pytest
 
 from airflow_hudi_etc.compaction.clean import clean
 from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.java_compaction import java_execution
 from airflow_hudi_etc.compaction.plans import read_plan
 from airflow_hudi_etc.compaction.results import Outcome
 from airflow_hudi_etc.compaction.lifecycle import rollback, unschedule
@@ -27,7 +28,12 @@ from airflow_hudi_etc.compaction.validate import validate
 from airflow_hudi_etc.hudi import crash
 from airflow_hudi_etc.hudi import logformat as lf
 from airflow_hudi_etc.hudi.coexistence import drop_metadata_table
-from airflow_hudi_etc.hudi.errors import HudiEtcError, MetadataTablePresentError, UnsupportedFeatureError
+from airflow_hudi_etc.hudi.errors import (
+    HudiEtcError,
+    JavaCompactionError,
+    MetadataTablePresentError,
+    UnsupportedFeatureError,
+)
 from airflow_hudi_etc.hudi.plan import LINK_TOKEN
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table import HudiTable
@@ -684,7 +690,13 @@ def test_java_and_our_compaction_plans_never_share_a_file_group(tmp_path, versio
     _judge(w, m, version)
     assert w.java.compact(instant=j) == j  # Java's plan first, ours still pending
     _judge(w, m, version)
-    assert execute(str(w.path))["status"] == "completed"
+    with pytest.raises(JavaCompactionError, match=f"compaction {j} was executed by Java"):
+        execute(str(w.path))  # finding 3: Java compacts this table, so Java executes ours too
+    assert java_execution(str(w.path), instant=c)["status"] == "pending"
+    assert w.java.compact(instant=c) == c
+    assert java_execution(str(w.path), instant=c) == {"instant": c, "status": "completed", "executed_by": "java",
+                                                     "threshold": read_plan(HudiTable.load(str(w.path)), c).extra[
+                                                         "hoodie.etc.threshold"]}
     _judge(w, m, version)
     assert validate(str(w.path))["ok"]
     # the other way: Java's plan pending → we plan nothing
@@ -701,7 +713,8 @@ def test_java_and_our_compaction_plans_never_share_a_file_group(tmp_path, versio
     _early_late(w, m, in_a)
     res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 3 * H))
     assert res.outcome is Outcome.SCHEDULED, res
-    assert execute(str(w.path))["status"] == "completed"
+    assert w.java.compact(instant=res.instant) == res.instant  # Java executes ours (finding 3)
+    assert java_execution(str(w.path), instant=res.instant)["executed_by"] == "java"
     _judge(w, m, version)
     assert validate(str(w.path))["ok"]
 
@@ -827,6 +840,40 @@ def test_our_rollback_still_removes_the_unmarked_split_log(tmp_path):
     assert validate(str(w.path))["ok"]
 
 
+@pytest.mark.parametrize("version", [6, 8])
+def test_execute_is_refused_where_java_compacts(tmp_path, version):
+    """Finding 3: Java's inline compaction rolls back an inflight compaction (ours included, no
+    heartbeat check) before executing it. Once the timeline shows Java compacting (its compaction
+    commit carries none of our metadata), our execute is refused, typed, naming Java's settings,
+    with nothing written; Java executes our plan instead and java_execution verifies its commit.
+    With hoodie.etc.java.compaction=off recorded in the table, execute runs."""
+    from airflow_hudi_etc.hudi.properties import dumps, loads
+
+    w = World(tmp_path, 46, version=version)
+    _base(w)
+    _early_then_late(w, sorted(w.model)[:6])
+    res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 2 * H))
+    assert w.java.compact() == res.instant  # Java's inline compaction ran our first plan
+    assert java_execution(str(w.path), instant=res.instant)["executed_by"] == "java"
+    w.tick()
+    rows = [{**w.model[k], "ts": 700 + i, "value": 7.0, "event_time": T0 + 2 * H} for i, k in enumerate(sorted(w.model)[:3])]
+    write_batch(str(w.path), batch(rows))
+    w.applied(rows)
+    res2 = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 5 * H))
+    assert res2.outcome is Outcome.SCHEDULED, res2
+    before = _files(w.path)
+    with pytest.raises(JavaCompactionError, match="hoodie.compact.inline=false") as e:
+        execute(str(w.path))
+    assert e.value.code == "java_compaction" and "compaction.async.enabled=false" in str(e.value)
+    assert _files(w.path) == before
+    props = w.path / ".hoodie/hoodie.properties"
+    kv = loads(props.read_text())
+    kv["hoodie.etc.java.compaction"] = "off"  # the user turned Java's compaction off and recorded it
+    props.write_text(dumps(kv))
+    assert execute(str(w.path))["status"] == "completed"
+    w.check()
+
+
 def _planned_with_copies(tmp_path, seed: int, **kw) -> tuple[World, str]:
     w = World(tmp_path, seed)
     _base(w)
@@ -834,10 +881,6 @@ def _planned_with_copies(tmp_path, seed: int, **kw) -> tuple[World, str]:
     res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 2 * H), **kw)
     assert res.outcome is Outcome.SCHEDULED, res
     return w, res.instant
-
-
-def _files(path) -> dict:
-    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
 
 
 @pytest.mark.parametrize("how", ["write", "rollback-block"])
@@ -978,7 +1021,13 @@ def run_interleaving(tmp_path, seed: int, steps: int, version: int = 6) -> dict:
                 counts["plans"] += 1
         elif op in ("execute", "java_compact") and pending:
             c = pending[0].timestamp
-            (execute(str(w.path)) if op == "execute" else w.java.compact())
+            if op == "execute":
+                try:
+                    execute(str(w.path))
+                except JavaCompactionError:  # finding 3: Java compacts this table; it executes ours too
+                    op = "java_compact"
+            if op == "java_compact":
+                w.java.compact()
             counts["executed_by_" + ("us" if op == "execute" else "java")] += 1
             if c in plan_at:
                 w.check_ro(*plan_at[c])
@@ -997,7 +1046,10 @@ def run_interleaving(tmp_path, seed: int, steps: int, version: int = 6) -> dict:
         w.check()
     # the end: everything compacted by whoever, the table valid and every key once
     if Timeline.load(Storage(str(w.path))).pending_compactions:
-        execute(str(w.path))
+        try:
+            execute(str(w.path))
+        except JavaCompactionError:
+            w.java.compact()
     w.check()
     report = validate(str(w.path))
     assert report["ok"], report["problems"]
