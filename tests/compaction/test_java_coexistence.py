@@ -796,18 +796,25 @@ def _die(point):
     raise _Died(point)
 
 
-def _crashed_exact_split_execute(tmp_path, seed: int) -> tuple[World, str, str]:
-    """A table with an exact-split plan whose execute died right after writing its split log
-    (inflight, base file and split log there). Returns the world, C and the split log's path."""
+def _exact_split_planned(tmp_path, seed: int):
+    """A table with a published exact-split plan over one log holding records on both sides of
+    its threshold (so its execution writes a split log). Returns the world, the result, the keys."""
     w = World(tmp_path, seed)
     _base(w)
-    keys = sorted(w.model)[:4]  # one log with records on both sides of the threshold: compacted, split
+    keys = sorted(w.model)[:4]
     rows = [{**w.model[k], "ts": 400 + i, "value": 1.0 + i, "event_time": T0 + (5 if i % 2 else -2) * H}
             for i, k in enumerate(keys)]
     write_batch(str(w.path), batch(rows))
     w.applied(rows)
     res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 2 * H), exact_split=True)
     assert res.outcome is Outcome.SCHEDULED, res
+    return w, res, keys
+
+
+def _crashed_exact_split_execute(tmp_path, seed: int) -> tuple[World, str, str]:
+    """A table with an exact-split plan whose execute died right after writing its split log
+    (inflight, base file and split log there). Returns the world, C and the split log's path."""
+    w, res, _keys = _exact_split_planned(tmp_path, seed)
     with crash.hooked("execute.after-split-log", _die), pytest.raises(_Died):
         execute(str(w.path))
     split = [p for p in w.path.rglob(f"*_{res.instant}.log.1_{LINK_TOKEN}") if p.stat().st_size]
@@ -916,15 +923,7 @@ def test_java_appending_into_our_copy_is_never_deleted(tmp_path, how):
 def test_java_appending_into_the_split_placeholder_is_never_deleted(tmp_path):
     """Finding 2 with exact split and nothing re-exposed: the empty placeholder is slice C's latest
     log, so Java appends into it; unschedule and a rollback of a crashed execution would delete it."""
-    w = World(tmp_path, 43)
-    _base(w)
-    keys = sorted(w.model)[:4]
-    rows = [{**w.model[k], "ts": 400 + i, "value": 1.0 + i, "event_time": T0 + (5 if i % 2 else -2) * H}
-            for i, k in enumerate(keys)]
-    write_batch(str(w.path), batch(rows))
-    w.applied(rows)
-    res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 2 * H), exact_split=True)
-    assert res.outcome is Outcome.SCHEDULED, res
+    w, res, keys = _exact_split_planned(tmp_path, 43)
     java = JavaHudi(w.path, 43, append=True)
     row = {**w.model[keys[0]], "ts": 900, "value": 33.0}
     _t, paths = java.write(batch([row]))
