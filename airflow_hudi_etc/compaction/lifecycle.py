@@ -27,6 +27,7 @@ from .plans import (
     plan_link_files,
     plan_outputs,
     read_plan,
+    refuse_foreign_data,
     remove_orphan_links,
 )
 
@@ -47,7 +48,14 @@ def rollback(path: str | Storage, *, instant: str, storage_options: Mapping[str,
         raise InvalidTimelineError(f"compaction {instant} is completed; it cannot be rolled back here")
     plan = read_plan(table, instant)
     with heartbeat.hold(storage, instant, what="compaction execution"):  # not under a running execution
+        refuse_foreign_data(storage, _output_pairs(plan), instant, "rollback")
         return _rollback_execution(storage, instant, plan, requested=insts[0].state is State.REQUESTED)
+
+
+def _output_pairs(plan: CompactionPlan) -> list[tuple[str, str | None]]:
+    """(path, target) of the log files a rollback of ``plan``'s execution deletes (see plan_outputs)."""
+    targets = dict(plan_link_files(plan))
+    return [(rel, targets.get(rel)) for op in plan.operations for rel in plan_outputs(plan, op)]
 
 
 def _rollback_execution(storage: Storage, instant: str, plan: CompactionPlan, *, requested: bool = False) -> dict:
@@ -110,12 +118,7 @@ def unschedule(path: str | Storage, *, instant: str, storage_options: Mapping[st
     # a copy that no longer holds exactly its original's bytes (or a placeholder that is not empty)
     # has blocks a Java writer put there (java-coexistence-2 findings 2, 4): deleting it would
     # lose them
-    changed = [rel for rel, orig in files if intents.is_our_copy(storage, rel, orig) is False]
-    if changed:
-        raise InvalidTimelineError(
-            f"{', '.join(changed[:5])}{'...' if len(changed) > 5 else ''} of plan {instant} no longer hold(s) exactly "
-            f"what the plan made (a Java writer wrote into it): unscheduling would lose those blocks. Execute "
-            f"the plan instead (Java's compactor or `hudi-etc execute`)")
+    refuse_foreign_data(storage, files, instant, "unschedule")
     with heartbeat.hold(storage, instant, what="unschedule"):  # not while the plan is being executed
         intents.record(storage, intents.Intent(instant, "unschedule", files))
         req = layout.instant(table.timeline, instant, Action.COMPACTION, State.REQUESTED)

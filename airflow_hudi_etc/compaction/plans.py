@@ -37,6 +37,59 @@ K_ET_FIELD = keys.EVENT_TIME_FIELD
 K_PRECREATED = keys.LINKS_PRECREATED
 #: a crashed schedule's links (slice C not on the timeline) are removed once this old
 ORPHAN_GRACE = _dt.timedelta(minutes=15)
+#: the schemes Java Hudi appends to an existing log on (``StorageSchemes.isAppendSupported``, 0.14.1):
+#: a Java writer (and a Java rollback's command block) goes *into* a slice's latest log there
+JAVA_APPEND_SCHEMES = ("hdfs", "viewfs", "maprfs", "afs", "igfs", "ofs", "jfs", "cfs", "dfs")
+
+
+def java_appends_on(storage: Storage) -> bool:
+    """Whether Java writers append their blocks into the latest log of a slice on this storage."""
+    return storage.protocol in JAVA_APPEND_SCHEMES
+
+
+def foreign_data(storage: Storage, rel: str, target: str | None, instant: str) -> str | None:
+    """Why the file at a name plan ``instant`` made in slice C holds data that is not ours (None:
+    it is ours, or gone). Ours: our symlink; a byte-identical copy of ``target``; for the exact-split
+    placeholder (``target`` None) an empty file or a split log whose every block is C's. Anything
+    else — typically our copy with a Java writer's blocks (or a Java rollback's command block)
+    appended on storage Java appends on — is never deleted or overwritten by us: it may hold
+    Java's committed records. One rule for unschedule, rollback, execute and the orphan cleanup."""
+    try:
+        if storage.readlink(rel) is not None:
+            return None
+        data = storage.read_bytes(rel)
+    except FileNotFoundError:
+        return None
+    if target is None:
+        if not data:
+            return None
+        try:
+            insts = {getattr(b, "instant_time", None) for b in lf.read_blocks(data)}
+        except Exception:  # noqa: BLE001 - unreadable: not provably ours
+            return f"{rel} is not a readable log file"
+        return None if insts == {instant} else f"{rel} holds blocks of other instants ({', '.join(sorted(map(str, insts - {instant})))})"
+    try:
+        original = storage.read_bytes(target)
+    except FileNotFoundError:
+        original = None
+    if original is not None and data == original:
+        return None
+    if original is not None and data.startswith(original):
+        return f"{rel} is this plan's copy of {target} with {len(data) - len(original)} bytes appended"
+    return f"{rel} is not this plan's copy of {target}"
+
+
+def refuse_foreign_data(storage: Storage, files, instant: str, doing: str) -> None:
+    """A typed error, before anything is changed, if a file of ``files`` ((path, target) pairs of
+    plan ``instant``) holds data that is not ours (:func:`foreign_data`)."""
+    found = [why for rel, target in files if (why := foreign_data(storage, rel, target, instant))]
+    if found:
+        raise InvalidTimelineError(
+            f"{doing} refused: {found[0]}{f' (and {len(found) - 1} more)' if len(found) > 1 else ''}. Another "
+            f"writer put data into a file compaction {instant} made in slice C (a Java writer appends there on "
+            f"storage Java appends on); deleting or replacing it would lose those records. Repair: let Java execute the plan (its inline compaction, "
+            f"or CALL run_compaction(op => 'execute', path => ..., timestamp => {instant})): Java compacts the "
+            f"plan's logs and keeps these files in the new slice; nothing was changed")
 
 
 def read_plan(table: HudiTable, instant: str) -> CompactionPlan:
@@ -183,8 +236,23 @@ def remove_orphan_links(table: HudiTable, grace: _dt.timedelta = ORPHAN_GRACE,
     if found:  # re-checked on a fresh timeline just before deleting: its plan may have been published
         known = {i.timestamp for i in Timeline.load(storage, table.config).instants}
         found = [p for p in found if lf.parse_log_file_name(posixpath.basename(p)).base_instant not in known]
+        # never a file with blocks newer than its slice (a Java writer's: see foreign_data)
+        found = [p for p in found if not _newer_blocks(storage, p)]
     delete_all(storage, found)
     return removed + found
+
+
+def _newer_blocks(storage: Storage, rel: str) -> bool:
+    """An orphan copy (no plan names its target) holds only blocks older than its slice C; a
+    block of an instant >= C is a writer's (or a Java rollback's), appended or written there."""
+    c = lf.parse_log_file_name(posixpath.basename(rel)).base_instant
+    try:
+        blocks = lf.read_blocks(storage.read_bytes(rel))
+    except FileNotFoundError:
+        return False
+    except Exception:  # noqa: BLE001 - unreadable: not provably ours, left alone
+        return True
+    return any((getattr(b, "instant_time", None) or "") >= c for b in blocks)
 
 
 def all_log_files_listed(storage: Storage) -> list:

@@ -52,6 +52,7 @@ from .plans import (
     base_records_filterable,
     create_links,
     delete_all,
+    java_appends_on,
     plan_link_files,
     read_plan,
     remove_orphan_links,
@@ -104,6 +105,14 @@ def schedule(
         return no("no log file qualifies", Outcome.NOTHING_QUALIFIES)
     if any(op.links for op in ops):
         _refuse_mixed_ordering_types(table)
+    if java_appends_on(rq.storage) and (exact_split or any(op.links for op in ops)):
+        raise UnsupportedFeatureError(
+            f"{rq.storage.protocol}:// is storage Java Hudi appends to existing logs on: a Java writer would append "
+            f"its committed blocks into this plan's {'split placeholder' if exact_split else 'copies of the remaining logs'} "
+            f"in slice C (StorageSchemes.isAppendSupported), and unschedule, rollback or execute of the plan could not "
+            f"remove or replace those files without losing Java's records. Here schedule only plans that re-expose "
+            f"nothing (a data latency under which every log qualifies, no --exact-split), or let Java schedule "
+            f"and execute the compactions; nothing was written")
     extra = {
         K_THRESHOLD_MS: threshold_ms,
         K_THRESHOLD: iso_ms(threshold_ms),
