@@ -38,6 +38,7 @@ import pyarrow as pa
 from airflow_hudi_etc.compaction.executor import write_base_table
 from airflow_hudi_etc.hudi import avro_models as am
 from airflow_hudi_etc.hudi import logformat as lf
+from airflow_hudi_etc.hudi.ordering_facts import STAT_KEY
 from airflow_hudi_etc.hudi.fsview import base_file_name
 from airflow_hudi_etc.hudi.plan import read_plan
 from airflow_hudi_etc.hudi.properties import dumps, loads
@@ -136,6 +137,8 @@ class JavaHudi:
                                    name, _ipc(sub), schema_json, cfg.precombine_field, cfg.event_time_field, inst,
                                    base, v))
         stats = [write_unit(u) for u in units]
+        for st in stats:  # our writer's ordering facts: no Java writer records them
+            st.pop(STAT_KEY, None)
         for part in sorted({u.partition for u in units}):
             if part:
                 _ensure_partition_metadata(self.storage, part, t)
