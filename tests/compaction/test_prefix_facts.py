@@ -227,3 +227,83 @@ def test_random_histories_plan_as_the_full_read_and_keep_the_models_snapshot(tmp
     # file ids differ between the two tables (random): compare the multisets of shapes
     shape = [None if p is None else sorted(x[1:] for x in p) for p in (plans["facts"], plans["full-read"])]
     assert shape[0] == shape[1]
+
+
+# ------------------------------------------------------------------ the event-time index (item 3)
+def _java_like(tmp_path, keys=("a", "b", "c")):
+    """A table whose logs carry no event-time write stats and no ordering facts (as Java writes
+    them without an event-time field): 3 logs per group, ordering values rising."""
+    path = table(tmp_path)
+    write(path, *[row(k, 1, 0) for k in keys])  # one file group
+    for v, et in ((2, 0), (3, 5), (4, 6)):
+        write(path, *[row(k, v, et) for k in keys])
+    hoodie = path / ".hoodie"
+    for f in hoodie.glob("*.deltacommit"):
+        meta = json.loads(f.read_bytes())
+        for sts in meta["partitionToWriteStats"].values():
+            for st in sts:
+                if ".log." in st["path"]:
+                    st.pop(STAT_KEY, None)
+                    st["minEventTime"] = st["maxEventTime"] = None
+        f.write_text(json.dumps(meta))
+    return path
+
+
+def _unschedule(path, instant):
+    from airflow_hudi_etc.compaction.lifecycle import unschedule
+
+    unschedule(str(path), instant=instant)
+
+
+def test_logs_without_stats_are_read_once_then_come_from_the_index(tmp_path, monkeypatch):
+    path = _java_like(tmp_path)
+    logs = sorted(p for p in log_stats(path))
+    counted = LogReads(monkeypatch)
+    res = sched(path, 2)
+    assert res.instant, res.reason
+    assert sorted(counted.paths) == logs  # each log read once: its event times and facts together
+    shape = plan_shape(path, res.instant)
+    assert [x[1:] for x in shape] == [(1, 2)]
+    plan = read_plan(HudiTable.load(str(path)), res.instant)
+    assert plan.extra["hoodie.etc.event.time.source"] == "scan"
+    idx = json.loads((path / log_index.INDEX_PATH).read_bytes())
+    assert sorted(idx["logs"]) == logs
+    first = [p for p in logs if p.endswith(".log.1_0-1-0")][0]
+    assert idx["logs"][first][1:] == [T0, T0, {"data": 3, "deletes": 0, "min": 2, "max": 2}]  # a, b, c at ts 2
+    _unschedule(path, res.instant)
+
+    counted.paths.clear()
+    res2 = sched(path, 2)
+    assert counted.paths == []  # the second schedule over the same logs reads none of them
+    assert plan_shape(path, res2.instant) == shape
+
+
+@pytest.mark.parametrize("damage", ["garbage", "other-field", "size", "entry"])
+def test_a_lost_damaged_or_stale_index_is_not_trusted(tmp_path, monkeypatch, damage):
+    path = _java_like(tmp_path)
+    logs = sorted(log_stats(path))
+    res = sched(path, 2)
+    shape = plan_shape(path, res.instant)
+    _unschedule(path, res.instant)
+    f = path / log_index.INDEX_PATH
+    idx = json.loads(f.read_bytes())
+    # a false entry for log 3 (event time 5 h: it stays out of the plan) that claims day 0
+    third = [p for p in logs if p.endswith(".log.3_0-1-0")][0]
+    if damage == "garbage":
+        f.write_bytes(b"{not json")
+    elif damage == "other-field":
+        idx["eventTimeField"] = "other"
+        idx["logs"][third][1:3] = [T0, T0]
+        f.write_text(json.dumps(idx))
+    elif damage == "size":  # the file grew since (append storage): its entry no longer counts
+        idx["logs"][third][0] += 1
+        idx["logs"][third][1:3] = [T0, T0]
+        f.write_text(json.dumps(idx))
+    else:
+        idx["logs"][third] = ["x", T0, T0, None]
+        f.write_text(json.dumps(idx))
+    counted = LogReads(monkeypatch)
+    res2 = sched(path, 2)
+    assert plan_shape(path, res2.instant) == shape  # log 3 still stays out
+    want = logs if damage in ("garbage", "other-field") else [third]
+    assert sorted(counted.paths) == want
