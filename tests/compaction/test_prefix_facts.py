@@ -307,3 +307,43 @@ def test_a_lost_damaged_or_stale_index_is_not_trusted(tmp_path, monkeypatch, dam
     assert plan_shape(path, res2.instant) == shape  # log 3 still stays out
     want = logs if damage in ("garbage", "other-field") else [third]
     assert sorted(counted.paths) == want
+
+
+# ------------------------------------------------------------------ re-exposed logs made by a pool (item 4)
+def _many_groups(tmp_path):
+    keys = [f"k{i}" for i in range(12)]
+    rows = [{**row(k, 1, 0), "region": f"r{i}"} for i, k in enumerate(keys)]  # 12 file groups
+    init = tmp_path / "t"
+    init_table(str(init), table_name="t", record_key="key", precombine_field="ts", event_time_field="event_time",
+               partition_field="region")
+    write_batch(str(init), batch(rows))
+    for v, et in ((2, 0), (3, 5), (4, 6)):
+        write_batch(str(init), batch([{**r, "ts": v, "event_time": T0 + et * H} for r in rows]))
+    return init
+
+
+def test_a_failing_copy_removes_every_link_the_pool_made(tmp_path, monkeypatch):
+    from airflow_hudi_etc.compaction import plans
+
+    path = _many_groups(tmp_path)
+    real = Storage.copy
+    seen = []
+
+    def copy(st, src, dst):
+        seen.append(dst)
+        if len(seen) == 7:
+            raise OSError("the store refused")
+        return real(st, src, dst)
+
+    monkeypatch.setattr(Storage, "copy", copy)
+    monkeypatch.setenv(plans.LINK_WORKERS_ENV, "4")
+    with pytest.raises(OSError, match="refused"):
+        sched(path, 2, link_mode="copy")
+    assert len(seen) >= 7
+    left = [p for p in (path).rglob("*") if "999999999-0-0" in p.name or ".hudi-etc-tmp" in p.name]
+    assert left == []
+    assert not list((path / ".hoodie").glob("*.compaction.requested"))
+    monkeypatch.setattr(Storage, "copy", real)
+    res = sched(path, 2, link_mode="copy")  # and a schedule after it makes the 24 copies
+    assert res.instant and sum(x[2] for x in plan_shape(path, res.instant)) == 24
+    assert len([p for p in path.rglob("*") if "999999999-0-0" in p.name]) == 24
