@@ -296,7 +296,7 @@ def _refuse_mixed_ordering_types(table: HudiTable) -> None:
     seen = set()
     for inst in table.timeline.completed_writes:
         try:
-            schema = table.commit_metadata(inst).get("extraMetadata", {}).get("schema")
+            schema = _commit_schema(table, inst)
         except InvalidTimelineError:
             continue
         if not schema:
@@ -315,6 +315,33 @@ def _refuse_mixed_ordering_types(table: HudiTable) -> None:
             f"the ordering field {field_name!r} was both int and long in this table's history: re-exposed logs "
             f"read twice while a plan is pending could then change a query's result. Compact all logs first "
             f"(strategy all), or rewrite the table with one type")
+
+
+def _commit_schema(table: HudiTable, inst) -> str | None:
+    """The writer schema in a commit's extra metadata. Layout 1: only ``extraMetadata`` is
+    decoded (msgspec skips the write stats, most of a large commit's bytes); anything it does not
+    take goes through the full, checked decoding."""
+    if getattr(table.timeline, "layout", 1) == 1 and _EXTRA_DECODER is not None:
+        try:
+            extra = _EXTRA_DECODER.decode(table.storage.read_bytes(inst.path(State.COMPLETED))).extraMetadata
+            return (extra or {}).get("schema")
+        except Exception:  # noqa: BLE001 - the checked path decides
+            pass
+    return (table.commit_metadata(inst).get("extraMetadata") or {}).get("schema")
+
+
+def _extra_decoder():
+    try:
+        import msgspec
+    except ImportError:  # pragma: no cover - without Airflow
+        return None
+    from typing import Optional
+
+    return msgspec.json.Decoder(msgspec.defstruct(
+        "_CommitExtra", [("extraMetadata", Optional[dict[str, Optional[str]]], None)], gc=False))
+
+
+_EXTRA_DECODER = _extra_decoder()
 
 
 @contextmanager
