@@ -18,7 +18,7 @@ from ..hudi.crash import crashpoint
 from ..hudi.errors import InvalidTimelineError
 from ..hudi.plan import CompactionPlan, LINK_TOKEN, Operation, SPLIT_LOG_VERSION
 from ..hudi.plan import read_plan as _read_plan
-from ..hudi.storage import Storage, safe_relpath
+from ..hudi.storage import Storage, safe_relpath, temp_owner
 from ..hudi.table import HudiTable
 from ..hudi.timeline import Action, Timeline, format_instant
 
@@ -179,28 +179,89 @@ def plan_link_files(plan: CompactionPlan) -> list[tuple[str, str | None]]:
     return out
 
 
-def create_links(storage: Storage, plan: CompactionPlan, mode: str, *, missing_only: bool = False) -> list[str]:
+def create_links(storage: Storage, plan: CompactionPlan, mode: str, *, missing_only: bool = False,
+                 workers: int | None = None) -> list[str]:
     """Create the plan's re-exposed logs in slice C (copies, or symlinks straight to the real
     file) and, for an exact split, an empty placeholder holding version 1 (the split log's, written
     at execution). Returns what was created; a name that exists is a conflict (unless
-    ``missing_only``), and what this call made is removed again."""
+    ``missing_only``), and what this call made is removed again.
+
+    The files are made by a bounded pool of threads (:func:`link_workers`; copies are I/O: a
+    read and an atomic create, a request each on object stores). ``schedule.after-link`` is hit
+    in the calling thread once per file made, as each completes. On an error the files not
+    started are dropped, the ones in flight awaited, and every file made is removed; a crash
+    (``os._exit``) leaves them, as one at a time would, as orphans that ``validate`` reports and
+    a later schedule removes (and in-flight temp files, which writers and execute remove)."""
+    items = list(plan_link_files(plan))
+
+    def make(link: str, target: str | None) -> str | None:
+        if missing_only and storage.exists(link):
+            return None
+        if target is None:
+            storage.create_if_absent(link, b"")
+        elif mode == "symlink":
+            storage.symlink(final_target(storage, target), link)
+        else:
+            storage.copy(target, link)
+        return link
+
+    n = link_workers(storage, len(items)) if workers is None else max(1, min(workers, len(items)))
+    with temp_owner(plan.instant):  # a crash leaves temp files the orphans' removal recognises
+        return _make_links(storage, items, make, n)
+
+
+def _make_links(storage: Storage, items, make, n: int) -> list[str]:
     made: list[str] = []
-    try:
-        for link, target in plan_link_files(plan):
-            if missing_only and storage.exists(link):
-                continue
-            if target is None:
-                storage.create_if_absent(link, b"")
-            elif mode == "symlink":
-                storage.symlink(final_target(storage, target), link)
-            else:
-                storage.copy(target, link)
-            made.append(link)
-            crashpoint("schedule.after-link")
-    except BaseException:
-        delete_all(storage, made)
-        raise
+    if n <= 1:
+        try:
+            for link, target in items:
+                if make(link, target) is not None:
+                    made.append(link)
+                    crashpoint("schedule.after-link")
+        except BaseException:
+            delete_all(storage, made)
+            raise
+        return made
+    import contextvars
+    from concurrent.futures import ThreadPoolExecutor, as_completed, wait
+
+    with ThreadPoolExecutor(n, thread_name_prefix="hudi-etc-link") as pool:
+        # each task runs in a copy of this context (temp-file owner and the like)
+        futures = [pool.submit(contextvars.copy_context().run, make, link, target) for link, target in items]
+        try:
+            for f in as_completed(futures):
+                got = f.result()
+                if got is not None:
+                    made.append(got)
+                    crashpoint("schedule.after-link")
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            wait(futures)
+            done = set(made)
+            made += [r for f in futures if f.done() and not f.cancelled() and f.exception() is None
+                     and (r := f.result()) is not None and r not in done]
+            delete_all(storage, made)
+            raise
     return made
+
+
+#: environment variable: the number of threads that make a plan's re-exposed logs
+LINK_WORKERS_ENV = "HUDI_ETC_LINK_WORKERS"
+
+
+def link_workers(storage: Storage, n_files: int) -> int:
+    """Threads for :func:`create_links`: ``HUDI_ETC_LINK_WORKERS`` when set, else 8 on local
+    storage (a copy is a read, a write and an fsync) and 32 on object stores (a copy is two
+    requests, each mostly waiting); never more than the files."""
+    import os
+
+    raw = os.environ.get(LINK_WORKERS_ENV, "").strip()
+    try:
+        want = int(raw) if raw else (8 if storage.is_local else 32)
+    except ValueError:
+        want = 8 if storage.is_local else 32
+    return max(1, min(want, n_files))
 
 
 def delete_all(storage: Storage, rels) -> None:
@@ -239,6 +300,10 @@ def remove_orphan_links(table: HudiTable, grace: _dt.timedelta = ORPHAN_GRACE,
         # never a file with blocks newer than its slice (a Java writer's: see foreign_data)
         found = [p for p in found if not _newer_blocks(storage, p)]
     delete_all(storage, found)
+    if found or removed:  # copies in flight when that schedule crashed left temp files named with its instant
+        owners = {lf.parse_log_file_name(posixpath.basename(p)).base_instant for p in (*found, *removed)}
+        for d in sorted({posixpath.dirname(p) for p in (*found, *removed)}):
+            delete_all(storage, [rel for rel, owner, _ in storage.temp_files(d) if owner in owners])
     return removed + found
 
 

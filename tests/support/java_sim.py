@@ -38,6 +38,7 @@ import pyarrow as pa
 from airflow_hudi_etc.compaction.executor import write_base_table
 from airflow_hudi_etc.hudi import avro_models as am
 from airflow_hudi_etc.hudi import logformat as lf
+from airflow_hudi_etc.hudi.ordering_facts import STAT_KEY
 from airflow_hudi_etc.hudi.fsview import base_file_name
 from airflow_hudi_etc.hudi.plan import read_plan
 from airflow_hudi_etc.hudi.properties import dumps, loads
@@ -168,6 +169,8 @@ class JavaHudi:
                                    base, v))
             self._own_logs[(part, fid, inst)].append(units[-1].path)
         stats = [self._write_unit(u) for u in units]
+        for st in stats:  # our writer's ordering facts: no Java writer records them
+            st.pop(STAT_KEY, None)
         for part in sorted({u.partition for u in units}):
             if part:
                 _ensure_partition_metadata(self.storage, part, t)
