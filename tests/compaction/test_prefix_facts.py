@@ -347,3 +347,27 @@ def test_a_failing_copy_removes_every_link_the_pool_made(tmp_path, monkeypatch):
     res = sched(path, 2, link_mode="copy")  # and a schedule after it makes the 24 copies
     assert res.instant and sum(x[2] for x in plan_shape(path, res.instant)) == 24
     assert len([p for p in path.rglob("*") if "999999999-0-0" in p.name]) == 24
+
+
+@pytest.mark.parametrize("workers", ["1", "4"])
+def test_the_recheck_remakes_only_the_copies_that_went(tmp_path, monkeypatch, workers):
+    # the post-publish re-check lists each folder once and makes only what is missing there
+    from airflow_hudi_etc.compaction import plans
+
+    path = _many_groups(tmp_path)
+    monkeypatch.setenv(plans.LINK_WORKERS_ENV, workers)
+    res = sched(path, 2, link_mode="copy")
+    storage = Storage(str(path))
+    plan = read_plan(HudiTable.load(str(path)), res.instant)
+    files = plans.plan_link_files(plan)
+    assert len(files) == 24
+    gone = [files[0], files[7], files[23]]
+    for rel, _ in gone:
+        storage.delete(rel)
+    made = plans.create_links(storage, plan, "copy", missing_only=True)
+    assert sorted(made) == sorted(rel for rel, _ in gone)
+    assert all(storage.read_bytes(rel) == storage.read_bytes(target) for rel, target in files)
+    assert plans.create_links(storage, plan, "copy", missing_only=True) == []
+    with pytest.raises(Exception, match="exists"):  # without missing_only a present name is a conflict
+        plans.create_links(storage, plan, "copy")
+    assert all(storage.exists(rel) for rel, _ in files)  # and that conflict removed nothing it did not make
