@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import errno
 import os
 import posixpath
 import tempfile
@@ -65,6 +66,13 @@ _TMP_SUFFIX = ".tmp"
 #: the instant of the operation making temp files (see :func:`temp_owner`): in their names, so
 #: that a later run can tell a dead operation's leftovers from a live one's files in progress
 _TEMP_OWNER: contextvars.ContextVar[str] = contextvars.ContextVar("hudi_etc_temp_owner", default="")
+
+
+
+#: errors of ``os.link`` that mean "no hard link here" (another file system, not supported,
+#: not permitted, too many links): the bytes are copied instead
+_NO_HARD_LINK = frozenset({errno.EXDEV, errno.EPERM, errno.EMLINK, errno.EOPNOTSUPP, errno.ENOTSUP,
+                           errno.EACCES, errno.ENOSYS})
 
 
 @contextlib.contextmanager
@@ -698,13 +706,36 @@ class Storage:
         return True
 
     def copy(self, src_rel: str, dst_rel: str) -> None:
-        """Copy a file to a new name inside the table; the new name must not exist."""
+        """Copy a file to a new name inside the table; the new name must not exist.
+
+        Local: a hard link to the file (symlinks followed) where the file system allows one — a
+        second name of the same immutable bytes, atomic, nothing written, and unlike a symlink
+        it keeps the bytes when the original name is deleted (Java's cleaner); else the bytes
+        are copied (:meth:`create_if_absent`). Log and base files are never written in place
+        (no writer appends on local storage: ``StorageSchemes`` in Java, new files here)."""
         dst_rel = safe_relpath(dst_rel)
-        if self.exists(dst_rel):
-            raise InstantExistsError(f"{dst_rel} already exists")
         if self.is_local:
+            # the file a symlink chain ends at (os.link does not follow symlinks on Linux before 3.13)
+            src, dst = os.path.realpath(self.full(src_rel)), self.full(dst_rel)
+            try:
+                os.link(src, dst, follow_symlinks=False)
+                return
+            except FileExistsError:
+                raise InstantExistsError(f"{dst_rel} already exists") from None
+            except FileNotFoundError:
+                if not os.path.isdir(os.path.dirname(dst)):
+                    os.makedirs(os.path.dirname(dst), exist_ok=True)
+                    return self.copy(src_rel, dst_rel)
+                raise
+            except OSError as e:
+                if e.errno not in _NO_HARD_LINK:
+                    raise
+            if self.exists(dst_rel):
+                raise InstantExistsError(f"{dst_rel} already exists")
             self.create_if_absent(dst_rel, self.read_bytes(src_rel))
             return
+        if self.exists(dst_rel):
+            raise InstantExistsError(f"{dst_rel} already exists")
         # not a server-side CopyObject: that would overwrite; the copy is created only if absent
         self._put_object(self.full(dst_rel), self.read_bytes(src_rel), if_absent=True)
 
