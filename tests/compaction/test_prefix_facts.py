@@ -371,3 +371,46 @@ def test_the_recheck_remakes_only_the_copies_that_went(tmp_path, monkeypatch, wo
     with pytest.raises(Exception, match="exists"):  # without missing_only a present name is a conflict
         plans.create_links(storage, plan, "copy")
     assert all(storage.exists(rel) for rel, _ in files)  # and that conflict removed nothing it did not make
+
+
+# ------------------------------------------------------------------ the scan on the job's engine (item 3)
+class _FakeSpark:
+    """What SparkEngine uses of a SparkSession (sparkContext.parallelize(...).map(fn).collect()),
+    run in this process; records every map."""
+
+    def __init__(self):
+        self.sparkContext = self
+        self.defaultParallelism = 2
+        self.maps: list[tuple[object, list]] = []
+
+    def parallelize(self, items, slices):
+        outer = self
+
+        class _RDD:
+            def map(self, fn):
+                outer.maps.append((fn, list(items)))
+                return type("_Mapped", (), {"collect": lambda _self: [fn(x) for x in items]})()
+
+        return _RDD()
+
+
+def test_the_schedule_job_scans_on_the_jobs_engine(tmp_path, monkeypatch):
+    # the spark job runs the CLI's command with its SparkSession: the scan of the logs without
+    # stats goes through that session (one map over every log); the plan is the local scan's
+    from airflow_hudi_etc import cli
+    from airflow_hudi_etc.contract import build_parser
+    from airflow_hudi_etc.hudi.stats import LogScanner
+
+    path = _java_like(tmp_path)
+    logs = sorted(p for p in log_stats(path))
+    spark = _FakeSpark()
+    argv = ["schedule", "--path", str(path), "--data-latency", "1h", "--compaction-time", iso(T0 + 3 * H)]
+    out = cli.run_command(build_parser().parse_args(argv), argv, spark_session=spark)
+    assert out["instant"], out
+    assert len(spark.maps) == 1 and isinstance(spark.maps[0][0], LogScanner)
+    assert sorted(spark.maps[0][1]) == logs
+    assert [x[1:] for x in plan_shape(path, out["instant"])] == [(1, 2)]  # as the local scan's plan
+    spark.maps.clear()
+    _unschedule(path, out["instant"])
+    out = cli.run_command(build_parser().parse_args(argv), argv, spark_session=spark)
+    assert out["instant"] and spark.maps == []  # the index has them all now
