@@ -69,6 +69,8 @@ _TEMP_OWNER: contextvars.ContextVar[str] = contextvars.ContextVar("hudi_etc_temp
 
 
 
+#: environment variable: ``hardlink`` makes local copies hard links (:meth:`Storage.copy`)
+LOCAL_COPY_ENV = "HUDI_ETC_LOCAL_COPY"
 #: errors of ``os.link`` that mean "no hard link here" (another file system, not supported,
 #: not permitted, too many links): the bytes are copied instead
 _NO_HARD_LINK = frozenset({errno.EXDEV, errno.EPERM, errno.EMLINK, errno.EOPNOTSUPP, errno.ENOTSUP,
@@ -708,13 +710,15 @@ class Storage:
     def copy(self, src_rel: str, dst_rel: str) -> None:
         """Copy a file to a new name inside the table; the new name must not exist.
 
-        Local: a hard link to the file (symlinks followed) where the file system allows one — a
-        second name of the same immutable bytes, atomic, nothing written, and unlike a symlink
-        it keeps the bytes when the original name is deleted (Java's cleaner); else the bytes
-        are copied (:meth:`create_if_absent`). Log and base files are never written in place
-        (no writer appends on local storage: ``StorageSchemes`` in Java, new files here)."""
+        Local, with ``HUDI_ETC_LOCAL_COPY=hardlink`` (:data:`LOCAL_COPY_ENV`): a hard link to the
+        file (symlinks followed) where the file system allows one — a second name of the same
+        bytes, atomic, nothing written, and unlike a symlink it keeps the bytes when the original
+        name is deleted (Java's cleaner); else, and by default, the bytes are copied
+        (:meth:`create_if_absent`). Opt-in: a hard link shares the original's bytes, so a tool
+        that wrote into the copy in place would change the original too (Java Hudi does not append
+        on local storage, ``StorageSchemes``; our writers make new files)."""
         dst_rel = safe_relpath(dst_rel)
-        if self.is_local:
+        if self.is_local and os.environ.get(LOCAL_COPY_ENV, "").strip().lower() == "hardlink":
             # the file a symlink chain ends at (os.link does not follow symlinks on Linux before 3.13)
             src, dst = os.path.realpath(self.full(src_rel)), self.full(dst_rel)
             try:
@@ -730,12 +734,11 @@ class Storage:
             except OSError as e:
                 if e.errno not in _NO_HARD_LINK:
                     raise
-            if self.exists(dst_rel):
-                raise InstantExistsError(f"{dst_rel} already exists")
-            self.create_if_absent(dst_rel, self.read_bytes(src_rel))
-            return
         if self.exists(dst_rel):
             raise InstantExistsError(f"{dst_rel} already exists")
+        if self.is_local:
+            self.create_if_absent(dst_rel, self.read_bytes(src_rel))
+            return
         # not a server-side CopyObject: that would overwrite; the copy is created only if absent
         self._put_object(self.full(dst_rel), self.read_bytes(src_rel), if_absent=True)
 

@@ -140,14 +140,17 @@ def test_create_if_absent_never_overwrites(tmp_path):
     assert st.read_bytes(".hoodie/1.deltacommit", 1, 3) == b"ne"
 
 
-@pytest.mark.parametrize("hard_links", [True, False])
-def test_a_local_copy_keeps_its_bytes_when_the_original_goes(tmp_path, monkeypatch, hard_links):
-    # locally a copy is a hard link where the file system allows one, else the bytes copied
+@pytest.mark.parametrize("mode", ["default", "hardlink", "hardlink-refused"])
+def test_a_local_copy_keeps_its_bytes_when_the_original_goes(tmp_path, monkeypatch, mode):
+    # locally a copy is the bytes copied; with HUDI_ETC_LOCAL_COPY=hardlink a hard link where the
+    # file system allows one (else the bytes copied)
     import errno
 
     from airflow_hudi_etc.hudi import storage as storage_mod
 
-    if not hard_links:
+    if mode != "default":
+        monkeypatch.setenv(storage_mod.LOCAL_COPY_ENV, "hardlink")
+    if mode == "hardlink-refused":
         real = os.link
 
         def no_link(src, dst, **k):  # the atomic create's own link of its temp file still works
@@ -162,7 +165,7 @@ def test_a_local_copy_keeps_its_bytes_when_the_original_goes(tmp_path, monkeypat
     with pytest.raises(InstantExistsError):
         st.copy("p/.f_1.log.1_0-0-0", "q/.f_3.log.1_0-0-0")
     copy = tmp_path / "q" / ".f_3.log.1_0-0-0"
-    assert not copy.is_symlink() and os.stat(copy).st_nlink == (2 if hard_links else 1)
+    assert not copy.is_symlink() and os.stat(copy).st_nlink == (2 if mode == "hardlink" else 1)
     st.delete("p/.f_1.log.1_0-0-0")  # Java's cleaner deletes the original
     assert st.read_bytes("q/.f_3.log.1_0-0-0") == b"data"
     assert [f.name for f in st.list("q")] == [".f_3.log.1_0-0-0"]  # no temp file left
