@@ -33,19 +33,20 @@ class Config:
     p2_scan_groups: int
     p2_java_groups: int
     p2_java_records: int
+    s3_copies: int
     p3_instants: int
     p5_rows: int
     spark_rows: tuple[int, int, int]
     spark: bool = True
 
 
-FULL = dict(reps=3, p1_rows=1_000_000, p2_groups=10_000, p2_scan_groups=1_000, p2_java_groups=100, p2_java_records=2_000, p3_instants=10_000,
+FULL = dict(reps=3, p1_rows=1_000_000, p2_groups=10_000, p2_scan_groups=1_000, p2_java_groups=100, p2_java_records=2_000, s3_copies=400, p3_instants=10_000,
             p5_rows=200_000, spark_rows=(1_000, 200_000, 1_000_000))
-SMOKE = dict(reps=1, p1_rows=20_000, p2_groups=200, p2_scan_groups=50, p2_java_groups=4, p2_java_records=50, p3_instants=300,
+SMOKE = dict(reps=1, p1_rows=20_000, p2_groups=200, p2_scan_groups=50, p2_java_groups=4, p2_java_records=50, s3_copies=20, p3_instants=300,
              p5_rows=5_000, spark_rows=(500, 2_000, 8_000))
 
-ALL = ("P1", "P2", "P2j", "P3", "P4", "P5", "P6", "Spark", "Cluster")
-RUN = {"P1": F.p1_merge_kernel, "P2": F.p2_planning, "P2j": F.p2_without_stats, "P3": F.p3_readiness, "P4": F.p4_reads,
+ALL = ("P1", "P2", "P2j", "S3", "P3", "P4", "P5", "P6", "Spark", "Cluster")
+RUN = {"P1": F.p1_merge_kernel, "P2": F.p2_planning, "P2j": F.p2_without_stats, "S3": F.s3_copies, "P3": F.p3_readiness, "P4": F.p4_reads,
        "P5": F.p5_write_amplification, "P6": F.p6_memory, "Spark": F.spark_end_to_end,
        "Cluster": F.cluster_vs_local}
 
