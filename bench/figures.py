@@ -351,8 +351,8 @@ def p2_without_stats(cfg, work: str) -> Figure:
     }
     notes = [f"table built by bench/synth.py without write-stat event times or ordering facts (what Java "
              f"writes): {groups:,} groups x 4 logs of {records:,} records (one Avro data block each); the "
-             f"issue's 10,000 groups x 4 logs of 2,000 records would be about 13 GB of logs and some 200 s "
-             f"of scanning per run on this 2-core machine: scaled down, per-log figures scaled up",
+             f"issue's 10,000 groups x 4 logs of 2,000 records would be about 13 GB of logs (and many minutes of "
+             f"scanning per run on this 2-core machine): scaled down, per-log figures scaled up",
              "planning as the plan records it (hoodie.etc.planning.seconds); each run unscheduled before the "
              "next; the first runs start without the index (.hoodie/.aux/hudi-etc/log-event-index.json)"]
     if cfg.spark:
