@@ -242,6 +242,7 @@ def _remove_expired(storage: Storage, rel: str, cfg: HeartbeatSettings) -> None:
         storage.delete(rel)
         return
     aside = posixpath.join(posixpath.dirname(rel), f".{posixpath.basename(rel)}.{uuid.uuid4().hex}.expired")
+    storage.check_no_links(rel)
     try:
         os.rename(storage.full(rel), storage.full(aside))
     except FileNotFoundError:
