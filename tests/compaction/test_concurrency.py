@@ -528,3 +528,78 @@ def test_writer_process_racing_an_execute_process(bases, tmp_path, run):
     if Timeline.load(Storage(str(sc.path))).pending_compactions:  # the writer's retry (never: execute finished)
         assert execute(str(sc.path))["status"] == "completed"
     judge(sc)
+
+
+# ------------------------------------------------------------------ two executions of one plan
+def _planned_scenario(bases, tmp_path, seed=11):
+    sc = clone(bases(seed), tmp_path)
+    rows = sc.w1_rows()
+    write_batch(str(sc.path), _batch(rows))
+    sc.applied(rows, before_plan=True)
+    res = schedule(str(sc.path), data_latency=LATENCY, compaction_time=COMPACTION_TIME, link_mode=sc.link_mode)
+    assert res.instant
+    sc.plan_made()
+    return sc, res.instant
+
+
+@pytest.mark.parametrize("second", ["execute", "rollback"])
+@pytest.mark.parametrize("point", ["execute.after-inflight", "execute.after-base-file", "execute.before-commit-file"])
+def test_two_threads_of_one_process_never_both_run_one_plan(bases, tmp_path, point, second):
+    """The heartbeat is held per thread, not per process: a second thread of the same process
+    (the Python API) that executes, or rolls back, the plan while the first runs it gets a typed
+    ``conflict`` and changes nothing; the first completes. Before, the second took the
+    heartbeat over as its own, rolled the first one's inflight back and deleted its files (the
+    first then died with a bare FileNotFoundError)."""
+    from airflow_hudi_etc.api import Table
+    from airflow_hudi_etc.hudi.errors import InstantExistsError
+
+    sc, instant = _planned_scenario(bases, tmp_path)
+    seen: dict = {}
+
+    def other():
+        try:
+            t = Table(str(sc.path)).compaction
+            seen["out"] = (t.execute(instant) if second == "execute" else t.rollback(instant)).as_dict()
+        except BaseException as e:  # noqa: BLE001 - judged below
+            seen["error"] = e
+
+    def at_point(name):
+        if "thread" not in seen:
+            seen["thread"] = threading.Thread(target=other)
+            seen["thread"].start()
+            seen["thread"].join()
+
+    with crash.hooked(point, at_point):
+        out = Table(str(sc.path)).compaction.execute(instant)
+    assert isinstance(seen.get("error"), InstantExistsError), seen
+    assert seen["error"].code == "conflict" and "running" in str(seen["error"])
+    assert out.status == "completed"
+    judge(sc)
+
+
+@pytest.mark.parametrize("run", [0, pytest.param(1, marks=SLOW), pytest.param(2, marks=SLOW)])
+def test_threads_racing_to_execute_one_plan(bases, tmp_path, run):
+    """No ordering forced: four threads execute the same plan at once; one completes it, the
+    others get ``conflict`` (or find it completed), nothing is lost."""
+    from airflow_hudi_etc.hudi.errors import InstantExistsError
+
+    sc, instant = _planned_scenario(bases, tmp_path, seed=11 + run)
+    outs: list = []
+    start = threading.Barrier(4)
+
+    def go():
+        start.wait()
+        try:
+            outs.append(execute(str(sc.path), instant=instant)["status"])
+        except InstantExistsError as e:
+            outs.append(e.code)
+        except BaseException as e:  # noqa: BLE001 - judged below
+            outs.append(repr(e))
+
+    threads = [threading.Thread(target=go) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert outs.count("completed") == 1 and set(outs) <= {"completed", "conflict", "already completed"}, outs
+    judge(sc)
