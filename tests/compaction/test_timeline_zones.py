@@ -1,0 +1,115 @@
+"""Issue 23 items 3 and 4: instant times are wall-clock times of the table's timeline zone.
+
+Item 3: every conversion of an instant time to a moment (reset-threshold without ``--to``, the
+pending plan's age, ``instant_time_ms`` and the lag at compaction in the history, the report)
+reads the instant in the table's zone. Judged by fixed values: an instant ``20300101090000000`` on
+an Asia/Tokyo timeline is 2030-01-01T00:00:00Z, on America/Los_Angeles ``20300101000000000``
+is 2030-01-01T08:00:00Z.
+
+Item 4: ``configure --timeline-zone`` records the Java writers' zone once in the table's
+``hoodie.etc.timeline.zone``; afterwards no variable is needed (the variable still wins).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from airflow_hudi_etc.cli import main as cli_main
+from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.metrics import compaction_history, table_metrics
+from airflow_hudi_etc.compaction.scheduling import schedule
+from airflow_hudi_etc.compaction.threshold_reset import reset_threshold
+from airflow_hudi_etc.hudi import crash
+from airflow_hudi_etc.hudi.errors import UnsupportedFeatureError
+from airflow_hudi_etc.hudi.properties import PROPERTIES_FILE, dumps, loads
+from airflow_hudi_etc.hudi.storage import Storage
+from airflow_hudi_etc.hudi.table import HudiTable
+from airflow_hudi_etc.hudi.writer import init_table, write_batch
+
+H = 3_600_000
+UTC = dt.timezone.utc
+#: 2030-01-01T00:00:00Z and 08:00:00Z in epoch milliseconds (fixed values, not computed by the code)
+JAN1_0000Z = 1_893_456_000_000
+JAN1_0800Z = 1_893_484_800_000
+ENV = "HUDI_ETC_TIMELINE_TIMEZONE"
+
+
+def local_table(path: Path) -> Path:
+    """A table whose ``hoodie.table.timeline.timezone`` is LOCAL, as Java writes it by default."""
+    init_table(Storage(str(path)), table_name="trips", record_key="id", precombine_field="ts", event_time_field="et")
+    f = path / PROPERTIES_FILE
+    props = loads(f.read_text())
+    props["hoodie.table.timeline.timezone"] = "LOCAL"
+    f.write_text(dumps(props))
+    return path
+
+
+def run_cli(capsys, *args):
+    rc = cli_main([str(a) for a in args])
+    return rc, json.loads(capsys.readouterr().out)
+
+
+def _compact_at(path: Path, instant: str, compaction_time: str, monkeypatch) -> str:
+    """Two batches (event time 2029-12-31T10:00Z; the second one a log) and one compaction whose
+    instant is ``instant``."""
+    write_batch(str(path), pa.table({"id": ["a", "b"], "ts": [1, 1], "et": [JAN1_0000Z - 14 * H] * 2}))
+    write_batch(str(path), pa.table({"id": ["a"], "ts": [2], "et": [JAN1_0000Z - 14 * H]}))
+    monkeypatch.setenv("HUDI_ETC_MAX_CLOCK_SKEW", "3650d")  # the compaction time is ahead of the clock
+    with crash.hooked("schedule.instant-time", lambda _p: instant):
+        res = schedule(str(path), data_latency="1h", compaction_time=compaction_time)
+    monkeypatch.delenv("HUDI_ETC_MAX_CLOCK_SKEW")
+    assert res.instant == instant
+    return instant
+
+
+@pytest.mark.parametrize("zone,instant,epoch_ms", [
+    ("Asia/Tokyo", "20300101090000000", JAN1_0000Z),
+    ("America/Los_Angeles", "20300101000000000", JAN1_0800Z),
+])
+def test_pending_plan_age_and_history_read_instants_in_the_timeline_zone(tmp_path, monkeypatch, zone, instant,
+                                                                        epoch_ms):
+    monkeypatch.setenv(ENV, zone)
+    path = local_table(tmp_path / "t")
+    _compact_at(path, instant, "2029-12-31T23:00:00Z", monkeypatch)
+    now = dt.datetime.fromtimestamp((epoch_ms + 30 * 60_000) / 1000, UTC)
+    m = table_metrics(str(path), now=now)
+    assert m["pending_compactions"] == [instant]
+    assert m["pending_plan_age_seconds"] == 1800.0  # made half an hour before `now`
+    assert m["timeline_zone"] == zone
+    assert execute(str(path))["status"] == "completed"
+    (h,) = compaction_history(HudiTable.load(str(path)))
+    assert h["instant_time_ms"] == epoch_ms
+    assert h["threshold_ms"] == JAN1_0000Z - 2 * H  # 2029-12-31T22:00Z
+    assert h["threshold_lag_seconds_at_compaction"] == (epoch_ms - (JAN1_0000Z - 2 * H)) / 1000
+
+
+def test_reset_threshold_without_to_reads_the_instant_in_the_timeline_zone(tmp_path, monkeypatch):
+    """Tokyo: compaction C at 2030-01-01T00:00Z (09:00 in Tokyo) published a threshold 5 h
+    ahead of it; the reset brings it back to C's time minus its latency, 2029-12-31T23:00Z."""
+    monkeypatch.setenv(ENV, "Asia/Tokyo")
+    path = local_table(tmp_path / "t")
+    c = _compact_at(path, "20300101090000000", "2030-01-01T06:00:00Z", monkeypatch)
+    assert execute(str(path))["status"] == "completed"
+    out = reset_threshold(str(path))
+    assert out["instant"] == c and out["published_threshold_ms"] == JAN1_0000Z + 5 * H
+    assert out["status"] == "reset" and out["threshold_ms"] == JAN1_0000Z - H
+
+
+def test_an_unknown_zone_leaves_instant_figures_out_of_status_and_refuses_the_report(tmp_path, monkeypatch):
+    monkeypatch.setenv(ENV, "America/Los_Angeles")
+    path = local_table(tmp_path / "t")
+    _compact_at(path, "20300101000000000", "2029-12-31T23:00:00Z", monkeypatch)
+    monkeypatch.delenv(ENV)
+    m = table_metrics(str(path), now=dt.datetime(2030, 1, 1, 8, 30, tzinfo=UTC))
+    assert m["pending_compactions"] == ["20300101000000000"]
+    assert m["pending_plan_age_seconds"] is None and m["timeline_zone"] is None
+    from airflow_hudi_etc.report import report_data
+
+    with pytest.raises(UnsupportedFeatureError, match="configure"):
+        report_data(str(path))
