@@ -57,6 +57,13 @@ def cmd_init(a) -> dict:
     return {"path": t.storage.base_uri, "table": a.table_name, "created": t.created}
 
 
+def cmd_configure(a) -> dict:
+    from .contract import COMMANDS
+
+    names = [x.name for x in COMMANDS["configure"].args if x.name != "path"]
+    return dict(_table(a).configure(**{n: getattr(a, n) for n in names}))
+
+
 def cmd_drop_metadata_table(a) -> dict:
     return dict(_table(a).drop_metadata_table())
 
@@ -169,7 +176,7 @@ def cmd_sync_catalog(a) -> dict:
 
 #: the function of every command of :data:`airflow_hudi_etc.contract.COMMANDS`
 HANDLERS: dict[str, Callable[[Any], Any]] = {
-    "init": cmd_init, "drop-metadata-table": cmd_drop_metadata_table, "write": cmd_write, "read": cmd_read,
+    "init": cmd_init, "configure": cmd_configure, "drop-metadata-table": cmd_drop_metadata_table, "write": cmd_write, "read": cmd_read,
     "status": cmd_status, "report": cmd_report, "schedule": cmd_schedule, "execute": cmd_execute,
     "rollback": cmd_rollback, "unschedule": cmd_unschedule, "clean": cmd_clean, "show-plan": cmd_show_plan,
     "reset-threshold": cmd_reset_threshold, "validate": cmd_validate, "pack-env": cmd_pack_env,

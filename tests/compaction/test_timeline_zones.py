@@ -113,3 +113,75 @@ def test_an_unknown_zone_leaves_instant_figures_out_of_status_and_refuses_the_re
 
     with pytest.raises(UnsupportedFeatureError, match="configure"):
         report_data(str(path))
+
+
+# ------------------------------------------------------------------ item 4: configure --timeline-zone
+def _tokyo_table(path: Path, monkeypatch) -> Path:
+    """A LOCAL table written by writers on Asia/Tokyo (two deltacommits at the real clock)."""
+    monkeypatch.setenv(ENV, "Asia/Tokyo")
+    local_table(path)
+    write_batch(str(path), pa.table({"id": ["a", "b"], "ts": [1, 1], "et": [1_700_000_000_000] * 2}))
+    write_batch(str(path), pa.table({"id": ["a"], "ts": [2], "et": [1_700_000_000_000]}))
+    monkeypatch.delenv(ENV)
+    return path
+
+
+def test_configure_records_the_writers_zone_and_no_variable_is_needed_after(tmp_path, monkeypatch, capsys):
+    path = _tokyo_table(tmp_path / "t", monkeypatch)
+    with pytest.raises(UnsupportedFeatureError, match="configure --path P --timeline-zone"):
+        schedule(str(path), data_latency="1h")
+    props = (path / PROPERTIES_FILE).read_bytes()
+    # Los Angeles is 16-17 hours west of Tokyo: read there, the latest instants lie in the future
+    rc, out = run_cli(capsys, "configure", "--path", path, "--timeline-zone", "America/Los_Angeles")
+    assert rc == 2 and out["error"]["code"] == "invalid_input" and "ahead of now" in out["error"]["message"]
+    for bad in ("Mars/Olympus", "LOCAL", "", "../../etc/passwd"):
+        rc, out = run_cli(capsys, "configure", "--path", path, "--timeline-zone", bad)
+        assert rc == 2 and out["error"]["code"] == "invalid_input", bad
+    rc, out = run_cli(capsys, "configure", "--path", path)
+    assert rc == 2 and out["error"]["code"] == "invalid_input"
+    assert (path / PROPERTIES_FILE).read_bytes() == props  # nothing written by a refusal
+    rc, out = run_cli(capsys, "configure", "--path", path, "--timeline-zone", "Asia/Tokyo")
+    assert rc == 0 and out["status"] == "configured" and out["settings"]["timeline_zone"] == "Asia/Tokyo"
+    assert out["timeline_zone_source"] == "recorded"
+    assert loads((path / PROPERTIES_FILE).read_text())["hoodie.etc.timeline.zone"] == "Asia/Tokyo"
+    assert loads((path / PROPERTIES_FILE).read_text())["hoodie.table.timeline.timezone"] == "LOCAL"  # Java's own
+    props = (path / PROPERTIES_FILE).read_bytes()
+    rc, out = run_cli(capsys, "configure", "--path", path, "--timeline-zone", "Asia/Tokyo")  # a retry
+    assert rc == 0 and out["status"] == "unchanged" and (path / PROPERTIES_FILE).read_bytes() == props
+    # now without any variable: new instants are Tokyo wall-clock times
+    t = HudiTable.load_writable(str(path))
+    from airflow_hudi_etc.hudi.timeline import next_instant_time
+
+    assert next_instant_time(t.timeline, dt.datetime(2031, 7, 1, 12, 0, tzinfo=UTC), zone=t.timeline_zone) \
+        == "20310701210000000"  # UTC+9
+    res = schedule(str(path), data_latency="1h")
+    assert res.instant and execute(str(path))["status"] == "completed"
+    # the variable, when set, wins over the record (and says so)
+    monkeypatch.setenv(ENV, "UTC")
+    from airflow_hudi_etc.hudi.coexistence import timeline_zone_source
+
+    zone, source = timeline_zone_source(HudiTable.load(str(path)).config)
+    assert (str(zone), source) == ("UTC", "env")
+
+
+def test_configure_refuses_a_zone_on_a_utc_table_and_a_missing_table(tmp_path, capsys):
+    from airflow_hudi_etc.api import Table
+
+    path = tmp_path / "u"
+    init_table(Storage(str(path)), table_name="u", record_key="id", precombine_field="ts", event_time_field="et")
+    props = (path / PROPERTIES_FILE).read_bytes()
+    rc, out = run_cli(capsys, "configure", "--path", path, "--timeline-zone", "Europe/Paris")
+    assert rc == 2 and out["error"]["code"] == "invalid_input" and "is UTC" in out["error"]["message"]
+    assert (path / PROPERTIES_FILE).read_bytes() == props
+    assert Table(str(path)).configure(timeline_zone="Etc/UTC")["settings"]["timeline_zone"] == "UTC"
+    rc, out = run_cli(capsys, "configure", "--path", tmp_path / "missing", "--timeline-zone", "UTC")
+    assert rc == 2 and out["error"]["code"] == "table_not_found"
+    assert not (tmp_path / "missing").exists()
+
+
+def test_every_recorded_setting_is_an_option_of_configure():
+    from airflow_hudi_etc.contract import COMMANDS
+    from airflow_hudi_etc.hudi.etc_metadata import TABLE_SETTINGS
+
+    assert {a.name for a in COMMANDS["configure"].args} - {"path"} == set(TABLE_SETTINGS)
+    assert all(s.key.startswith("hoodie.etc.") for s in TABLE_SETTINGS.values())
