@@ -98,6 +98,8 @@ def cmd_read(a) -> dict:
     from .hudi.table import normalize_as_of
 
     as_of = normalize_as_of(a.as_of) if a.as_of is not None else None
+    if a.incremental_start is not None or a.incremental_end is not None:
+        return _read_incremental(a, as_of)
     _check_output_file(a.output)
     data = _table(a).read(read_optimized=a.read_optimized, as_of=as_of)
     try:
@@ -106,6 +108,26 @@ def cmd_read(a) -> dict:
         raise InvalidInputError(f"--output {a.output}: cannot write it: {e.strerror or e}") from None
     return {"rows": data.num_rows, "output": a.output, "query": "read_optimized" if a.read_optimized else "snapshot",
             "as_of": as_of}
+
+
+def _read_incremental(a, as_of) -> dict:
+    import pyarrow.parquet as pq
+
+    from .hudi.errors import InvalidInputError
+    from .hudi.table import normalize_incremental_range
+
+    if a.incremental_start is None:
+        raise InvalidInputError("--incremental-end needs --incremental-start")
+    if as_of is not None or a.read_optimized:
+        raise InvalidInputError("an incremental read takes neither --as-of nor --read-optimized")
+    start, end = normalize_incremental_range(a.incremental_start, a.incremental_end)
+    _check_output_file(a.output)
+    data = _table(a).read_incremental(start, end)
+    try:
+        pq.write_table(data, a.output)
+    except OSError as e:
+        raise InvalidInputError(f"--output {a.output}: cannot write it: {e.strerror or e}") from None
+    return {"rows": data.num_rows, "output": a.output, "query": "incremental", "start": start, "end": end}
 
 
 def cmd_status(a) -> dict | str:

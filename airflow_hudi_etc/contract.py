@@ -110,6 +110,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         PATH,
         Arg("read_optimized", bool, False),
         Arg("as_of"),
+        Arg("incremental_start", help="an incremental read: records committed after this instant "
+                                      "(the --as-of formats, or 000 for the beginning)"),
+        Arg("incremental_end", help="with --incremental-start: up to this instant (default: the latest)"),
         Arg("output", required=True),
     ), result="pyarrow.Table"),
     Command("status", "timeline, pending plans, logs per slice, min event time", (
