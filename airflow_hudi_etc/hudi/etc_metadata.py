@@ -187,18 +187,17 @@ class TableSetting:
 
 def _zone_name(value: Any) -> str:
     """An IANA zone name as recorded (``UTC`` for UTC/utc/Etc/UTC...)."""
-    from .errors import InvalidInputError
+    from .coexistence import zone_named
+    from .errors import HudiEtcError, InvalidInputError
 
     name = value.strip() if isinstance(value, str) else ""
     if name.upper() in ("UTC", "ETC/UTC", "Z", "ZULU", "UCT", "ETC/UCT", "ETC/ZULU"):
         return "UTC"
     try:
-        from zoneinfo import ZoneInfo
-
-        if not name or name.startswith("/") or ".." in name or name.upper() == "LOCAL":
+        if name.upper() == "LOCAL":
             raise ValueError(name)
-        ZoneInfo(name)
-    except Exception:
+        zone_named(name, "timeline zone")
+    except (HudiEtcError, ValueError):
         raise InvalidInputError(f"timeline zone {value!r}: give the Java writers' JVM time zone as an IANA name "
                                 "(e.g. UTC, Europe/Paris, America/Los_Angeles)") from None
     return name
