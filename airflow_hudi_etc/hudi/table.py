@@ -408,7 +408,8 @@ def normalize_as_of(value: str) -> str:
     """The instant time a time-travel read compares instants with, from the formats Hudi 0.14's
     ``HoodieSqlCommonUtils.formatQueryInstant`` accepts: ``yyyyMMddHHmmss[SSS]`` (as given),
     ``yyyy-MM-dd HH:mm:ss[.SSS]`` (→ ``yyyyMMddHHmmssSSS``) and ``yyyy-MM-dd`` (→ that day's
-    ``yyyyMMdd000000000``), read in the timeline's time zone (UTC for our tables). Anything else
+    ``yyyyMMdd000000000``): wall-clock times of the table's timeline zone, as its instant times
+are (Hudi reformats them the same way, without conversion). Anything else
     is an :class:`InvalidInputError`."""
     import datetime as _dt
     import re
@@ -422,7 +423,7 @@ def normalize_as_of(value: str) -> str:
     except ValueError:
         raise InvalidInputError(
             f"as-of {value!r}: use yyyyMMddHHmmssSSS, yyyyMMddHHmmss, 'yyyy-MM-dd HH:mm:ss[.SSS]' or yyyy-MM-dd "
-            "(UTC)") from None
+            "(wall-clock times of the table's timeline zone)") from None
     if len(s) in (14, 17):
         return s  # as Hudi: an instant time is used as given
     return format_instant(dt)
