@@ -185,3 +185,23 @@ def test_every_recorded_setting_is_an_option_of_configure():
 
     assert {a.name for a in COMMANDS["configure"].args} - {"path"} == set(TABLE_SETTINGS)
     assert all(s.key.startswith("hoodie.etc.") for s in TABLE_SETTINGS.values())
+
+
+def test_a_java_written_table_needs_configure_once_then_no_variable(fixture_copy, monkeypatch):
+    """The Java fixture (no hoodie.table.timeline.timezone: LOCAL; its JVMs ran on UTC): refused
+    without a zone, then recorded once, and every command runs with no variable set."""
+    from airflow_hudi_etc.api import Table
+    from airflow_hudi_etc.hudi.errors import InvalidInputError
+
+    path = fixture_copy("v6_trips_8i1u")
+    monkeypatch.delenv(ENV, raising=False)
+    with pytest.raises(UnsupportedFeatureError, match="hudi-etc configure"):
+        schedule(str(path), data_latency="1h", compaction_time="2025-12-31T00:00:00Z")
+    t = Table(str(path))
+    with pytest.raises(InvalidInputError, match="no setting"):
+        t.configure(who_compacts="java")
+    assert t.configure(timeline_zone="UTC")["status"] == "configured"
+    assert "hoodie.table.timeline.timezone" not in loads((path / PROPERTIES_FILE).read_text())  # Java's own: as it was
+    res = t.compaction.schedule("1h", compaction_time="2025-12-31T00:00:00Z")
+    assert res.instant and t.compaction.execute().status == "completed"
+    assert t.status().details["timeline_zone"] == "UTC"
