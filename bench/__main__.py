@@ -21,6 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # the project root, when run from elsewhere
 
 from . import figures as F  # noqa: E402
+from .java_peer import LINES as JAVA_LINES  # noqa: E402
 from .p7 import p7_peer  # noqa: E402
 from .report import write_report  # noqa: E402
 
@@ -61,6 +62,8 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default=None, help="comma-separated figures, e.g. P1,P3")
     ap.add_argument("--no-spark", action="store_true", help="skip the Spark figures and P7 (no JVM)")
     ap.add_argument("--no-java", action="store_true", help="skip P7 (Java Hudi; skipped anyway when not fetched)")
+    ap.add_argument("--java-lines", default=None, help="P7's Hudi lines, e.g. 0.15,1.0 (default: 0.15,0.14,1.0; "
+                    "smoke: 0.15)")
     a = ap.parse_args(argv)
     tmp_data = None
     if a.data_dir is None:
@@ -70,6 +73,11 @@ def main(argv=None) -> int:
             a.data_dir = os.path.join(HERE, ".data")
     os.makedirs(a.data_dir, exist_ok=True)
     cfg = Config(data_dir=a.data_dir, **(SMOKE if a.smoke else FULL))
+    if a.java_lines:
+        cfg.p7_lines = tuple(x.strip() for x in a.java_lines.split(","))
+        unknown = [x for x in cfg.p7_lines if x not in JAVA_LINES]
+        if unknown:
+            ap.error(f"--java-lines: unknown {unknown}; use some of {', '.join(JAVA_LINES)}")
     wanted = [x.strip() for x in a.only.split(",")] if a.only else list(ALL)
     if a.no_spark:
         wanted = [w for w in wanted if w not in ("Spark", "Cluster", "P7")]

@@ -22,7 +22,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-#: Hudi line -> (venv folder in the cache, bundle jar, table version it writes by default)
+#: Hudi line -> (venv folder in the cache, bundle jar)
 LINES = {
     "0.15": ("spark3.5", "hudi-spark3.5-bundle_2.12-0.15.0.jar"),
     "0.14": ("spark3.4", "hudi-spark3.4-bundle_2.12-0.14.0.jar"),

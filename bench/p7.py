@@ -209,7 +209,14 @@ def p7_peer(cfg, work: str) -> Figure:
         return Figure("P7", title, None, "×", target, None, None,
                       details={"skipped": "; ".join(f"Hudi {k}: {v}" for k, v in skipped.items())},
                       notes=["skipped: run scripts/java_hudi.sh (or set HUDI_ETC_JAVA_CACHE) to fetch Java Hudi"])
-    res = [_line(cfg, work, line) for line in lines]
+    res, failed = [], {}
+    for line in lines:  # one line's failure (Java's own text) is reported; the other lines still run
+        try:
+            res.append(_line(cfg, work, line))
+        except Exception as e:  # noqa: BLE001
+            failed[line] = f"{type(e).__name__}: {e}"[-2000:]
+    if not res:
+        raise RuntimeError("; ".join(f"Hudi {k}: {v}" for k, v in failed.items()))
     head = res[0]
     worst = min(r["speed-up"] for r in res)
     details: dict = {"table": f"{cfg.p7_rows:,} rows in {GROUPS} file groups (one partition), 8 columns; "
@@ -222,6 +229,8 @@ def p7_peer(cfg, work: str) -> Figure:
             details[f"Hudi {r['line']}: {k}"] = r[k]
         details[f"Hudi {r['line']}: start-up, java"] = r["start-up"]["java"]
         details[f"Hudi {r['line']}: start-up, ours"] = r["start-up"]["ours"]
+    for line, err in failed.items():
+        details[f"Hudi {line}: FAILED"] = err
     cache = jp.cache_dir()
     details["jar sizes (MB)"] = {j: round(os.path.getsize(os.path.join(cache, "jars", j)) / 1e6, 1)
                                  for j in sorted(os.listdir(os.path.join(cache, "jars"))) if j.endswith(".jar")}
@@ -229,7 +238,7 @@ def p7_peer(cfg, work: str) -> Figure:
         details["skipped lines"] = skipped
     return Figure(
         "P7", title, _r(head["speed-up"]), f"× Java {head['line']}'s rows/s/core", target,
-        _r(worst / 2), worst >= 2, details=details,
+        _r(worst / 2), worst >= 2 and not failed, details=details,
         notes=["same plan: our `schedule` (local engine) on a table our writer filled, copied before every "
                "execution so both sides start from the same state; each side's runs interleaved",
                "ours: `execute` in this process, pyarrow on 1 CPU thread and 1 I/O thread; Java: the Spark bundle "
@@ -245,5 +254,5 @@ def p7_peer(cfg, work: str) -> Figure:
                "start-up: a fresh JVM (pyspark + the bundle) to its SparkSession, then its first and second "
                "1,000-row upsert into a new MOR table; ours: a fresh Python process, imports, `init_table` and "
                "the same two writes",
-               f"headline: Hudi {head['line']}; met when every line measured is ≥ 2×"],
+               f"headline: Hudi {head['line']}; met when every line ran and is ≥ 2×"],
     )
