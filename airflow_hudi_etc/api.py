@@ -204,7 +204,11 @@ class Table:
         """One deltacommit: ``data`` as an Arrow table or rows (dicts)."""
         from .hudi.writer import write_batch
 
-        return write_batch(self.storage, _batch(data), operation=operation, engine=engine)
+        from .compaction.intents import finish_stale_intents
+
+        batch = _batch(data)  # bad input refused before anything is touched
+        finish_stale_intents(self.storage)  # a crashed schedule's copies (compaction/intents.py)
+        return write_batch(self.storage, batch, operation=operation, engine=engine)
 
     def delete(self, keys: pa.Table | Iterable[Mapping[str, Any]], *, engine=None) -> WriteResult:
         """Delete the records with these keys (rows holding the key and partition fields)."""

@@ -754,7 +754,7 @@ def iter_write_stats(meta: Mapping) -> Iterable[dict]:
 
 # ------------------------------------------------------------------- log write stats, fast
 #: what :func:`load_log_write_stats` gives per write stat of a log file
-LogWriteStat = tuple  # (path, minEventTime, maxEventTime, numWrites, numDeletes)
+LogWriteStat = tuple  # (path, minEventTime, maxEventTime, numWrites, numDeletes, hoodieEtcOrdering)
 
 try:  # a dependency of Airflow's core and task SDK, not of this package: without it, json
     import msgspec as _msgspec
@@ -768,13 +768,13 @@ def _stats_decoder():
     metadata and replaced file ids, each a nullable field; other fields are skipped, unbuilt."""
     if _msgspec is None:
         return None
-    from typing import Annotated, Optional
+    from typing import Annotated, Any, Optional
 
     i64 = Annotated[int, _msgspec.Meta(ge=_I64_MIN, le=_I64_MAX)]
     stat = _msgspec.defstruct(
         "_WriteStat",
         [(k, Optional[str], None) for k in _STAT_STR] + [(k, Optional[i64], None) for k in _STAT_INT]
-        + [("logFiles", Optional[list[str]], None)],
+        + [("logFiles", Optional[list[str]], None), ("hoodieEtcOrdering", Any, None)],
         gc=False,
     )
     meta = _msgspec.defstruct(
@@ -817,8 +817,9 @@ def _decode_fast(data: bytes):
 
 
 def load_log_write_stats(data: bytes, what: str = "commit metadata") -> list[LogWriteStat]:
-    """``(path, minEventTime, maxEventTime, numWrites, numDeletes)`` of each write stat whose path
-    names a log file (``.log.`` in it), in file order. The verdict on the commit is exactly
+    """``(path, minEventTime, maxEventTime, numWrites, numDeletes, hoodieEtcOrdering)`` of each
+    write stat whose path names a log file (``.log.`` in it), in file order (the last as JSON
+    gives it, unchecked: :func:`.ordering_facts.from_json` judges it). The verdict on the commit is exactly
     :func:`load_commit_metadata`'s (valid, or the same :class:`InvalidTimelineError`): msgspec
     decodes and type-checks the same fields in C, only the fields asked for become Python
     values, and anything it does not accept goes through :func:`load_commit_metadata`."""
@@ -831,7 +832,7 @@ def load_log_write_stats(data: bytes, what: str = "commit metadata") -> list[Log
             for s in stats:
                 p = s.path
                 if p and ".log." in p:
-                    append((p, s.minEventTime, s.maxEventTime, s.numWrites, s.numDeletes))
+                    append((p, s.minEventTime, s.maxEventTime, s.numWrites, s.numDeletes, s.hoodieEtcOrdering))
         return out
-    return [(p, st.get("minEventTime"), st.get("maxEventTime"), st.get("numWrites"), st.get("numDeletes"))
-            for st in iter_write_stats(load_commit_metadata(data, what)) if (p := st.get("path")) and ".log." in p]
+    return [(p, st.get("minEventTime"), st.get("maxEventTime"), st.get("numWrites"), st.get("numDeletes"),
+             st.get("hoodieEtcOrdering")) for st in iter_write_stats(load_commit_metadata(data, what)) if (p := st.get("path")) and ".log." in p]

@@ -47,7 +47,7 @@ from . import layout, markers
 from .crash import crashpoint
 from .naming import log_file_name_v8
 from .rollback import rollback_with_instant
-from . import etc_keys
+from . import etc_keys, ordering_facts
 from .coexistence import KeyGen, key_generator
 from .errors import (
     InstantExistsError,
@@ -657,7 +657,24 @@ def write_unit(unit: WriteUnit) -> dict:
     stat["runtimeStats"]["totalUpsertTime" if is_log else "totalCreateTime"] = int((time.monotonic() - t0) * 1000)
     if unit.layout == 2 and is_log:  # spec §2.3: prevCommit is the writing instant, no base file
         stat.update(prevCommit=unit.instant, baseFile=None, logOffset=None)
+    elif is_log:  # what schedule's prefix check needs, so that it reads this log only if it can matter
+        facts = _ordering_facts(unit, rows)
+        if facts is not None:
+            stat[ordering_facts.STAT_KEY] = facts.to_json()
     return stat
+
+
+def _ordering_facts(unit: WriteUnit, rows: pa.Table) -> "ordering_facts.OrderingFacts | None":
+    """A log's ordering facts (:mod:`.ordering_facts`): our deletes carry the natural order (no
+    ordering value); updates the precombine field's range (None: not recordable)."""
+    n = rows.num_rows
+    if unit.kind == "delete":
+        return ordering_facts.OrderingFacts(0, n, None, None)
+    pre = unit.precombine_field
+    if not pre or pre not in rows.column_names:
+        return None
+    ok, lo, hi = ordering_facts.column_range(rows.column(pre))
+    return ordering_facts.OrderingFacts(n, 0, lo, hi) if ok else None
 
 
 # ---------------------------------------------------------------------------- driver
