@@ -263,13 +263,16 @@ class Table:
 
         return _frozen(clean(self.storage, retain_commits=retain_commits))
 
-    def configure(self, *, timeline_zone: str | None = None, **settings: Any) -> Mapping[str, Any]:
+    def configure(self, *, timeline_zone: str | None = None, java_compaction: str | None = None,
+                  **settings: Any) -> Mapping[str, Any]:
         """Record decisions about the table in its ``hoodie.properties`` once (``hudi-etc
         configure``): ``timeline_zone``, the Java writers' JVM zone (e.g. ``"Europe/Paris"``) of a
-        table whose ``hoodie.table.timeline.timezone`` is LOCAL; checked against its instants."""
+        table whose ``hoodie.table.timeline.timezone`` is LOCAL, checked against its instants;
+        ``java_compaction``: ``"on"`` (Java executes the compactions) or ``"off"``."""
         from .compaction.configure import configure
 
-        return _frozen(configure(self.storage, timeline_zone=timeline_zone, **settings))
+        return _frozen(configure(self.storage, timeline_zone=timeline_zone, java_compaction=java_compaction,
+                                 **settings))
 
     def drop_metadata_table(self) -> Mapping[str, Any]:
         from .hudi.coexistence import drop_metadata_table

@@ -98,6 +98,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         Arg("timeline_zone", help="the Java writers' JVM time zone (e.g. Europe/Paris), for a table whose "
                                   "hoodie.table.timeline.timezone is LOCAL or unset; "
                                   "$HUDI_ETC_TIMELINE_TIMEZONE, when set, wins over it"),
+        Arg("java_compaction", choices=("on", "off"),
+            help="on: Java's inline/async compaction executes our plans; off: it is off on every Java writer "
+                 "(our execute may run)"),
     )),
     Command("drop-metadata-table", "drop the Hudi metadata table as a Java writer with hoodie.metadata.enable=false does",
             (PATH,)),

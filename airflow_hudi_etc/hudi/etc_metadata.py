@@ -203,9 +203,24 @@ def _zone_name(value: Any) -> str:
     return name
 
 
+def _on_off(value: Any) -> str:
+    from .errors import InvalidInputError
+
+    v = value.strip().lower() if isinstance(value, str) else value
+    if v is True or v is False:
+        return "on" if v else "off"
+    if v not in ("on", "off"):
+        raise InvalidInputError(f"java compaction {value!r}: give on (Java executes the compactions) or off "
+                                "(every Java writer runs with its compaction off)")
+    return v
+
+
 #: every recorded setting, by name
 TABLE_SETTINGS: dict[str, TableSetting] = {s.name: s for s in (
     TableSetting("timeline_zone", keys.TIMELINE_ZONE,
                  "the Java writers' JVM time zone (IANA name), for a table whose hoodie.table.timeline.timezone "
                  "is LOCAL or unset", _zone_name),
+    TableSetting("java_compaction", keys.JAVA_COMPACTION,
+                 "on: Java's inline/async compaction executes the compactions; off: every Java writer runs with "
+                 "its compaction off, so our execute may run", _on_off),
 )}
