@@ -175,7 +175,7 @@ def p1_merge_kernel(cfg, work: str) -> Figure:
 
 # ---------------------------------------------------------------------------- P2
 def _planning_table(cfg, groups: int, stats: bool, records_per_log: int = 1) -> str:
-    key = f"plan-g{groups}-{'stats' if stats else 'scan'}" + (f"-r{records_per_log}" if records_per_log > 1 else "")
+    key = f"plan-v2-g{groups}-{'stats' if stats else 'scan'}" + (f"-r{records_per_log}" if records_per_log > 1 else "")
     path = os.path.join(cfg.data_dir, key)
     if not os.path.exists(path + ".done"):
         shutil.rmtree(path, ignore_errors=True)

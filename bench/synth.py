@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from airflow_hudi_etc.hudi import logformat as lf
 from airflow_hudi_etc.hudi.fsview import base_file_name
+from airflow_hudi_etc.hudi.ordering_facts import STAT_KEY
 from airflow_hudi_etc.hudi.schema import (
     RECORD_KEY,
     arrow_schema_from_avro,
@@ -109,7 +110,10 @@ def build_planning_table(path: str, *, groups: int, logs_per_group: int = 4, par
                                        min_event_time=et if event_time_stats else None,
                                        max_event_time=et + 1000 * (n - 1) if event_time_stats else None,
                                        base_file=base_file_name(fid, "0-1-0", base_inst), log_files=[name],
-                                       log_version=v))
+                                       log_version=v,
+                                       # the ordering facts our writer records (not when Java-like)
+                                       extra={STAT_KEY: {"data": n, "deletes": 0, "min": v, "max": v}}
+                                       if event_time_stats else None))
         _commit(storage, inst, Action.DELTA_COMMIT, commit_metadata(stats, operation="UPSERT", schema=data_schema_json))
     return {"groups": groups, "logs": groups * logs_per_group, "partitions": partitions,
             "records_per_log": records_per_log}

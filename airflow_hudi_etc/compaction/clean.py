@@ -27,6 +27,7 @@ from __future__ import annotations
 import time
 from typing import Any, Mapping
 
+from .intents import finish_stale_intents
 from ..hudi import avro_models as am
 from ..hudi.crash import crashpoint
 from ..hudi.errors import InvalidInputError, InvalidTimelineError, UnsafePathError
@@ -85,8 +86,13 @@ def plan_clean(table: HudiTable, retain_commits: int) -> tuple[str | None, dict[
 
 def clean(path: str | Storage, *, retain_commits: int = 10, storage_options: Mapping[str, Any] | None = None) -> dict:
     t0 = time.monotonic()
+    if not isinstance(retain_commits, int) or isinstance(retain_commits, bool):
+        raise InvalidInputError(f"retain commits {retain_commits!r}: give an integer >= 1, "
+                                f"not {type(retain_commits).__name__}")
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
     table = HudiTable.load_writable(storage)
+    # a crashed schedule's copies first: once archival passed their slice it would look latest
+    finish_stale_intents(storage, table.config)
     tl = table.timeline
     # finish a clean an earlier run left pending (its plan says what to delete)
     for inst in tl.filter(actions={Action.CLEAN}):

@@ -19,6 +19,7 @@ from typing import Any, Mapping
 
 import pyarrow as pa
 
+from .intents import finish_stale_intents
 from ..hudi import etc_keys as keys
 from ..hudi import crash, heartbeat, layout, markers
 from ..hudi import logformat as lf
@@ -32,6 +33,7 @@ from ..hudi.table import HudiTable, SliceReadSpec
 from ..hudi.timeline import Action, Instant, META_DIR, State, commit_metadata, dump_commit_metadata, write_stat
 from ..hudi.writer import LocalEngine
 from .executor import write_base_table, write_merged_base
+from .java_compaction import check_execute
 from .lifecycle import rollback
 from ..hudi.etc_keys import (  # noqa: E402  (the commit's figures; typed view: hudi.etc_metadata)
     COMPACTED_LOG_BYTES as K_COMPACTED_BYTES,
@@ -56,6 +58,7 @@ from .plans import (
     links_precreated,
     plan_link_files,
     read_plan,
+    refuse_foreign_data,
     split_log_name,
 )
 from .results import commit_figures
@@ -87,6 +90,7 @@ def _execute(path: str | Storage, *, instant: str | None, engine, storage_option
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
     t0 = time.monotonic()
     table = HudiTable.load_writable(storage)
+    finish_stale_intents(storage, table.config)  # a crashed schedule's copies (intents module)
     tl = table.timeline
     if instant is None:
         if not tl.pending_compactions:
@@ -105,6 +109,7 @@ def _execute(path: str | Storage, *, instant: str | None, engine, storage_option
         return {"instant": instant, "status": "already completed", **commit_figures(meta)}
     plan = read_plan(table, instant)
     _preflight(table, plan)
+    check_execute(table)  # not while Java compacts (java_compaction.py)
     # one execution of a plan at a time: another one's live heartbeat is a typed conflict (an
     # inflight plan is a crashed run's only once its heartbeat expired)
     hb = held.enter_context(heartbeat.hold(storage, instant, what="compaction execution"))
@@ -328,8 +333,8 @@ def _compact_task(t: CompactTask) -> list[dict]:
             if t.precreated:
                 raise InvalidTimelineError(f"re-exposed log {link_rel} of compaction {t.instant} is missing: "
                                            f"unschedule the plan and schedule again")
-            # a plan of an earlier release: its links are made at execution
-            markers.mark_create(t.storage, t.instant, link_rel)
+            # a plan of an earlier release: its links are made at execution (no CREATE marker for a
+            # log file: see split.write_split_log; our rollback removes them as plan outputs)
             if t.link_mode == "symlink":  # straight to the real file: no chains for the cleaner to follow
                 t.storage.symlink(final_target(t.storage, target_rel), link_rel)
             else:
@@ -408,12 +413,13 @@ def _refold_writer_logs(storage: Storage, instant: str, engine, tasks: list[Comp
 def verify_links(storage: Storage, plan: CompactionPlan) -> None:
     """Execute verifies, never trusts: every link name must hold our byte-identical copy of its
     target, or be our symlink to it; the exact-split placeholder must be empty (or hold a split
-    log an earlier attempt wrote). Anything else (a Java rollback block, a file put there by hand)
-    is a typed error, before anything is written."""
+    log an earlier attempt wrote). Anything else (a Java writer's or rollback's blocks appended on
+    storage Java appends on, a file put there by hand) is a typed error, before anything is
+    written, naming the repair (:func:`~.plans.refuse_foreign_data`)."""
     mode = plan.extra.get(K_LINK_MODE, "copy")
     for link, target in plan_link_files(plan):
         if target is None:
-            continue  # the split placeholder (an earlier attempt may have dropped it): checked when written
+            continue  # the split placeholder: by refuse_foreign_data below
         if not storage.exists(link):
             raise InvalidTimelineError(f"re-exposed log {link} of compaction {plan.instant} is missing: unschedule "
                                        f"the plan and schedule again")
@@ -421,12 +427,10 @@ def verify_links(storage: Storage, plan: CompactionPlan) -> None:
             got = link_target(storage, link)
             if got is not None and final_target(storage, link) == final_target(storage, target):
                 continue
-        elif storage.readlink(link) is None and storage.size(link) == storage.size(target) \
-                and storage.read_bytes(link) == storage.read_bytes(target):
-            continue
-        raise InvalidTimelineError(
-            f"{link} is not this plan's {'symlink' if mode == 'symlink' else 'copy'} of {target}: another writer put "
-            f"a different file under that name; nothing was executed. Unschedule the plan and schedule again")
+            raise InvalidTimelineError(
+                f"{link} is not this plan's symlink to {target}: another writer put a different file under that "
+                f"name; nothing was executed. Unschedule the plan and schedule again")
+    refuse_foreign_data(storage, plan_link_files(plan), plan.instant, "execute")
 
 
 def _execution_figures(table: HudiTable, plan: CompactionPlan, stats: list[dict],

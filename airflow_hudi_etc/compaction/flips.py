@@ -75,6 +75,32 @@ def flip_safe_selection(table: HudiTable, s, sel, decoder):
     return _prefix_of(sel, logs, n)
 
 
+def may_flip(event_time_ordering: bool, compact, remain) -> bool:
+    """Could :func:`flip_safe_selection` extend this prefix? Decided from the logs' ordering
+    facts (:mod:`~airflow_hudi_etc.hudi.ordering_facts`; ``compact``/``remain``: the facts of
+    the prefix's logs and of the remaining ones, None where unknown). False only when no key can
+    flip whatever the logs hold; True (read the logs) when a fact is unknown.
+
+    Overwrite-latest: a remaining record flips a key only when its ordering value is smaller than
+    the largest of a prefix data record, so none can when the remaining logs' smallest ordering
+    value is at least the prefix's largest (deletes in the facts only widen the ranges; natural
+    order deletes only ever remove a key's prefix value). Event-time ordering: only a remaining
+    data record of a key the prefix deleted, so none without a delete in the prefix or a data
+    record in the remaining logs."""
+    if any(f is None for f in compact) or any(f is None for f in remain):
+        return True
+    if event_time_ordering:
+        return any(f.deletes for f in compact) and any(f.data for f in remain)
+    his = [f.hi for f in compact if f.hi is not None]
+    los = [f.lo for f in remain if f.lo is not None]
+    if not his or not los:
+        return False
+    try:
+        return min(los) < max(his)
+    except TypeError:  # values of types that do not compare: as the read, a possible flip
+        return True
+
+
 def _eto_flip_safe(logs, sel, events):
     """Event-time ordering (``DefaultHoodieRecordPayload``) compares base and log records by
     ordering value as the log fold does, so a prefix cannot flip a key — except through a

@@ -9,6 +9,7 @@ import posixpath
 import re
 from typing import Any, Mapping
 
+from . import intents
 from ..hudi import heartbeat, layout, markers
 from ..hudi.crash import crashpoint
 from ..hudi.errors import InvalidInputError, InvalidTimelineError
@@ -26,6 +27,7 @@ from .plans import (
     plan_link_files,
     plan_outputs,
     read_plan,
+    refuse_foreign_data,
     remove_orphan_links,
 )
 
@@ -33,6 +35,7 @@ from .plans import (
 def rollback(path: str | Storage, *, instant: str, storage_options: Mapping[str, Any] | None = None) -> dict:
     """Undo a failed/inflight execution: its base files, links and copies; back to requested."""
     storage, table, insts = _compaction_instants(path, instant, storage_options)
+    intents.finish_stale_intents(storage, table.config)
     if not insts:
         writes = [i for i in table.timeline.get(instant) if i.action is Action.DELTA_COMMIT and i.is_pending]
         if writes:  # a crashed writer's deltacommit: what the next write would roll back
@@ -45,7 +48,14 @@ def rollback(path: str | Storage, *, instant: str, storage_options: Mapping[str,
         raise InvalidTimelineError(f"compaction {instant} is completed; it cannot be rolled back here")
     plan = read_plan(table, instant)
     with heartbeat.hold(storage, instant, what="compaction execution"):  # not under a running execution
+        refuse_foreign_data(storage, _output_pairs(plan), instant, "rollback")
         return _rollback_execution(storage, instant, plan, requested=insts[0].state is State.REQUESTED)
+
+
+def _output_pairs(plan: CompactionPlan) -> list[tuple[str, str | None]]:
+    """(path, target) of the log files a rollback of ``plan``'s execution deletes (see plan_outputs)."""
+    targets = dict(plan_link_files(plan))
+    return [(rel, targets.get(rel)) for op in plan.operations for rel in plan_outputs(plan, op)]
 
 
 def _rollback_execution(storage: Storage, instant: str, plan: CompactionPlan, *, requested: bool = False) -> dict:
@@ -94,7 +104,8 @@ def unschedule(path: str | Storage, *, instant: str, storage_options: Mapping[st
     if insts[0].state is not State.REQUESTED:
         raise InvalidTimelineError(f"compaction {instant} is {insts[0].state.name.lower()}: roll it back first")
     plan = read_plan(table, instant)
-    ours = {link for link, _ in plan_link_files(plan)} if links_precreated(plan) else set()
+    files = tuple(plan_link_files(plan)) if links_precreated(plan) else ()
+    ours = {link for link, _ in files}
     # v6: writers name their logs with the pending plan's instant, slice C; unscheduling would hide
     # them. v8/v9: writers name logs with their own instants, which fall into the old slice again
     others = [] if layout2 else [lg.path for lg in table.file_system_view().all_log_files()
@@ -104,15 +115,27 @@ def unschedule(path: str | Storage, *, instant: str, storage_options: Mapping[st
             f"slice {instant} holds {len(others)} log file(s) other writers wrote while the plan was pending "
             f"({', '.join(others[:5])}{'...' if len(others) > 5 else ''}): unscheduling would hide them from every "
             f"reader. Execute the plan instead")
-    req = layout.instant(table.timeline, instant, Action.COMPACTION, State.REQUESTED)
-    storage.delete(req.path())
-    crashpoint("unschedule.after-requested-removed")
-    if not layout2:
-        storage.delete(f"{AUX_DIR}/{req.file_name()}")
-    # slice C is on no timeline now: its links are invisible; remove them (a crash here leaves
-    # orphans that validate reports and the next schedule removes)
-    delete_all(storage, sorted(ours))
-    return {"instant": instant, "status": "unscheduled", "links_removed": len(ours)}
+    # a copy that no longer holds exactly its original's bytes (or a placeholder that is not empty)
+    # has blocks a Java writer put there (java-coexistence-2 findings 2, 4): deleting it would
+    # lose them
+    refuse_foreign_data(storage, files, instant, "unschedule")
+    with heartbeat.hold(storage, instant, what="unschedule"):  # not while the plan is being executed
+        intents.record(storage, intents.Intent(instant, "unschedule", files))
+        req = layout.instant(table.timeline, instant, Action.COMPACTION, State.REQUESTED)
+        storage.delete(req.path())
+        crashpoint("unschedule.after-requested-removed")
+        if not layout2:
+            storage.delete(f"{AUX_DIR}/{req.file_name()}")
+        # slice C is on no timeline now: its files go (a crash here leaves them to the intent,
+        # finished by the next command of ours); one a Java writer changed meanwhile stays, and
+        # so does the intent, which validate reports
+        removed, kept = intents.remove_copies(storage, files)
+        if not kept:
+            intents.drop(storage, instant)
+    out = {"instant": instant, "status": "unscheduled", "links_removed": len(removed)}
+    if kept:
+        out["kept"] = kept
+    return out
 
 
 def _check_instant(instant: str) -> None:

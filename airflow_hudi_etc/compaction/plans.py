@@ -18,7 +18,7 @@ from ..hudi.crash import crashpoint
 from ..hudi.errors import InvalidTimelineError
 from ..hudi.plan import CompactionPlan, LINK_TOKEN, Operation, SPLIT_LOG_VERSION
 from ..hudi.plan import read_plan as _read_plan
-from ..hudi.storage import Storage, safe_relpath
+from ..hudi.storage import Storage, safe_relpath, temp_owner
 from ..hudi.table import HudiTable
 from ..hudi.timeline import Action, Timeline, format_instant
 
@@ -37,6 +37,59 @@ K_ET_FIELD = keys.EVENT_TIME_FIELD
 K_PRECREATED = keys.LINKS_PRECREATED
 #: a crashed schedule's links (slice C not on the timeline) are removed once this old
 ORPHAN_GRACE = _dt.timedelta(minutes=15)
+#: the schemes Java Hudi appends to an existing log on (``StorageSchemes.isAppendSupported``, 0.14.1):
+#: a Java writer (and a Java rollback's command block) goes *into* a slice's latest log there
+JAVA_APPEND_SCHEMES = ("hdfs", "viewfs", "maprfs", "afs", "igfs", "ofs", "jfs", "cfs", "dfs")
+
+
+def java_appends_on(storage: Storage) -> bool:
+    """Whether Java writers append their blocks into the latest log of a slice on this storage."""
+    return storage.protocol in JAVA_APPEND_SCHEMES
+
+
+def foreign_data(storage: Storage, rel: str, target: str | None, instant: str) -> str | None:
+    """Why the file at a name plan ``instant`` made in slice C holds data that is not ours (None:
+    it is ours, or gone). Ours: our symlink; a byte-identical copy of ``target``; for the exact-split
+    placeholder (``target`` None) an empty file or a split log whose every block is C's. Anything
+    else — typically our copy with a Java writer's blocks (or a Java rollback's command block)
+    appended on storage Java appends on — is never deleted or overwritten by us: it may hold
+    Java's committed records. One rule for unschedule, rollback, execute and the orphan cleanup."""
+    try:
+        if storage.readlink(rel) is not None:
+            return None
+        data = storage.read_bytes(rel)
+    except FileNotFoundError:
+        return None
+    if target is None:
+        if not data:
+            return None
+        try:
+            insts = {getattr(b, "instant_time", None) for b in lf.read_blocks(data)}
+        except Exception:  # noqa: BLE001 - unreadable: not provably ours
+            return f"{rel} is not a readable log file"
+        return None if insts == {instant} else f"{rel} holds blocks of other instants ({', '.join(sorted(map(str, insts - {instant})))})"
+    try:
+        original = storage.read_bytes(target)
+    except FileNotFoundError:
+        original = None
+    if original is not None and data == original:
+        return None
+    if original is not None and data.startswith(original):
+        return f"{rel} is this plan's copy of {target} with {len(data) - len(original)} bytes appended"
+    return f"{rel} is not this plan's copy of {target}"
+
+
+def refuse_foreign_data(storage: Storage, files, instant: str, doing: str) -> None:
+    """A typed error, before anything is changed, if a file of ``files`` ((path, target) pairs of
+    plan ``instant``) holds data that is not ours (:func:`foreign_data`)."""
+    found = [why for rel, target in files if (why := foreign_data(storage, rel, target, instant))]
+    if found:
+        raise InvalidTimelineError(
+            f"{doing} refused: {found[0]}{f' (and {len(found) - 1} more)' if len(found) > 1 else ''}. Another "
+            f"writer put data into a file compaction {instant} made in slice C (a Java writer appends there on "
+            f"storage Java appends on); deleting or replacing it would lose those records. Repair: let Java execute the plan (its inline compaction, "
+            f"or CALL run_compaction(op => 'execute', path => ..., timestamp => {instant})): Java compacts the "
+            f"plan's logs and keeps these files in the new slice; nothing was changed")
 
 
 def read_plan(table: HudiTable, instant: str) -> CompactionPlan:
@@ -126,28 +179,89 @@ def plan_link_files(plan: CompactionPlan) -> list[tuple[str, str | None]]:
     return out
 
 
-def create_links(storage: Storage, plan: CompactionPlan, mode: str, *, missing_only: bool = False) -> list[str]:
+def create_links(storage: Storage, plan: CompactionPlan, mode: str, *, missing_only: bool = False,
+                 workers: int | None = None) -> list[str]:
     """Create the plan's re-exposed logs in slice C (copies, or symlinks straight to the real
     file) and, for an exact split, an empty placeholder holding version 1 (the split log's, written
     at execution). Returns what was created; a name that exists is a conflict (unless
-    ``missing_only``), and what this call made is removed again."""
+    ``missing_only``), and what this call made is removed again.
+
+    The files are made by a bounded pool of threads (:func:`link_workers`; copies are I/O: a
+    read and an atomic create, a request each on object stores). ``schedule.after-link`` is hit
+    in the calling thread once per file made, as each completes. On an error the files not
+    started are dropped, the ones in flight awaited, and every file made is removed; a crash
+    (``os._exit``) leaves them, as one at a time would, as orphans that ``validate`` reports and
+    a later schedule removes (and in-flight temp files, which writers and execute remove)."""
+    items = list(plan_link_files(plan))
+
+    def make(link: str, target: str | None) -> str | None:
+        if missing_only and storage.exists(link):
+            return None
+        if target is None:
+            storage.create_if_absent(link, b"")
+        elif mode == "symlink":
+            storage.symlink(final_target(storage, target), link)
+        else:
+            storage.copy(target, link)
+        return link
+
+    n = link_workers(storage, len(items)) if workers is None else max(1, min(workers, len(items)))
+    with temp_owner(plan.instant):  # a crash leaves temp files the orphans' removal recognises
+        return _make_links(storage, items, make, n)
+
+
+def _make_links(storage: Storage, items, make, n: int) -> list[str]:
     made: list[str] = []
-    try:
-        for link, target in plan_link_files(plan):
-            if missing_only and storage.exists(link):
-                continue
-            if target is None:
-                storage.create_if_absent(link, b"")
-            elif mode == "symlink":
-                storage.symlink(final_target(storage, target), link)
-            else:
-                storage.copy(target, link)
-            made.append(link)
-            crashpoint("schedule.after-link")
-    except BaseException:
-        delete_all(storage, made)
-        raise
+    if n <= 1:
+        try:
+            for link, target in items:
+                if make(link, target) is not None:
+                    made.append(link)
+                    crashpoint("schedule.after-link")
+        except BaseException:
+            delete_all(storage, made)
+            raise
+        return made
+    import contextvars
+    from concurrent.futures import ThreadPoolExecutor, as_completed, wait
+
+    with ThreadPoolExecutor(n, thread_name_prefix="hudi-etc-link") as pool:
+        # each task runs in a copy of this context (temp-file owner and the like)
+        futures = [pool.submit(contextvars.copy_context().run, make, link, target) for link, target in items]
+        try:
+            for f in as_completed(futures):
+                got = f.result()
+                if got is not None:
+                    made.append(got)
+                    crashpoint("schedule.after-link")
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            wait(futures)
+            done = set(made)
+            made += [r for f in futures if f.done() and not f.cancelled() and f.exception() is None
+                     and (r := f.result()) is not None and r not in done]
+            delete_all(storage, made)
+            raise
     return made
+
+
+#: environment variable: the number of threads that make a plan's re-exposed logs
+LINK_WORKERS_ENV = "HUDI_ETC_LINK_WORKERS"
+
+
+def link_workers(storage: Storage, n_files: int) -> int:
+    """Threads for :func:`create_links`: ``HUDI_ETC_LINK_WORKERS`` when set, else 8 on local
+    storage (a copy is a read, a write and an fsync) and 32 on object stores (a copy is two
+    requests, each mostly waiting); never more than the files."""
+    import os
+
+    raw = os.environ.get(LINK_WORKERS_ENV, "").strip()
+    try:
+        want = int(raw) if raw else (8 if storage.is_local else 32)
+    except ValueError:
+        want = 8 if storage.is_local else 32
+    return max(1, min(want, n_files))
 
 
 def delete_all(storage: Storage, rels) -> None:
@@ -157,31 +271,53 @@ def delete_all(storage: Storage, rels) -> None:
 
 def remove_orphan_links(table: HudiTable, grace: _dt.timedelta = ORPHAN_GRACE,
                          only_instant: str | None = None, view=None) -> list[str]:
-    """Delete the links of schedules that crashed before publishing their plan (or of a crashed
-    unschedule): files with our link token in a slice whose instant is on no timeline (no reader
-    sees them). Without ``only_instant``, only those made more than ``grace`` ago: a schedule
-    running now may still publish its plan. With it (``unschedule --instant``: the user says that
-    schedule is over), that instant's at once."""
-    storage, tl = table.storage, table.timeline
-    known = {i.timestamp for i in tl.instants}
-    first = tl.instants[0].timestamp if tl.instants else ""
+    """Delete what crashed schedules (or unschedules) left in a slice C that is on no timeline.
+
+    First by intent (:mod:`.intents`), at any age, once the owner's heartbeat expired (with
+    ``only_instant``, ``unschedule --instant``: that instant's at once). Then the files with our
+    link token and no intent (earlier releases): C on neither the active timeline nor in the
+    archive, made more than ``grace`` ago (a schedule of an earlier release running now may still
+    publish its plan) or of ``only_instant``, and an empty placeholder or byte-identical to
+    another log of their file group, whatever the timeline's start (once Java's archiver passed
+    C, every reader takes such a slice as committed: java-coexistence-2 finding 1). A file Java
+    wrote into or re-created is never deleted."""
+    from .intents import finish_stale_intents, intentless_orphans
+
+    storage = table.storage
+    removed = finish_stale_intents(storage, table.config, only_instant=only_instant)
     cutoff = format_instant(_dt.datetime.now(_dt.timezone.utc) - grace, table.timeline_zone)
-
-    def orphan(lg) -> bool:
-        if lg.write_token != LINK_TOKEN or lg.base_instant in known or lg.base_instant <= first:
-            return False  # (a slice older than the active timeline may be an archived commit's)
-        return lg.base_instant == only_instant if only_instant is not None else lg.base_instant < cutoff
-
     if table.config.layout_version == 2:  # the view drops files of instants not completed: list storage
-        found = [lg.path for lg in all_log_files_listed(storage) if orphan(lg)]
+        logs = all_log_files_listed(storage)
     else:
         view = view if view is not None else table.file_system_view(sizes=False)
-        found = [lg.path for lg in view.all_log_files() if orphan(lg)]
+        logs = view.all_log_files()
+    gone = set(removed)
+    logs = [lg for lg in logs if lg.path not in gone]
+    found = intentless_orphans(storage, table.config, table.timeline, logs, cutoff, only_instant)
     if found:  # re-checked on a fresh timeline just before deleting: its plan may have been published
-        known = {i.timestamp for i in Timeline.load(storage).instants}
+        known = {i.timestamp for i in Timeline.load(storage, table.config).instants}
         found = [p for p in found if lf.parse_log_file_name(posixpath.basename(p)).base_instant not in known]
+        # never a file with blocks newer than its slice (a Java writer's: see foreign_data)
+        found = [p for p in found if not _newer_blocks(storage, p)]
     delete_all(storage, found)
-    return found
+    if found or removed:  # copies in flight when that schedule crashed left temp files named with its instant
+        owners = {lf.parse_log_file_name(posixpath.basename(p)).base_instant for p in (*found, *removed)}
+        for d in sorted({posixpath.dirname(p) for p in (*found, *removed)}):
+            delete_all(storage, [rel for rel, owner, _ in storage.temp_files(d) if owner in owners])
+    return removed + found
+
+
+def _newer_blocks(storage: Storage, rel: str) -> bool:
+    """An orphan copy (no plan names its target) holds only blocks older than its slice C; a
+    block of an instant >= C is a writer's (or a Java rollback's), appended or written there."""
+    c = lf.parse_log_file_name(posixpath.basename(rel)).base_instant
+    try:
+        blocks = lf.read_blocks(storage.read_bytes(rel))
+    except FileNotFoundError:
+        return False
+    except Exception:  # noqa: BLE001 - unreadable: not provably ours, left alone
+        return True
+    return any((getattr(b, "instant_time", None) or "") >= c for b in blocks)
 
 
 def all_log_files_listed(storage: Storage) -> list:

@@ -24,18 +24,20 @@ from typing import Any, Mapping
 
 import pyarrow.compute as pc
 
-from ..hudi import crash, layout
+from ..hudi import crash, heartbeat, layout
 from ..hudi import logformat as lf
 from ..hudi.coexistence import K_EXCLUSIVE_CLEANER, symlinks_allowed
 from ..hudi.crash import crashpoint
 from ..hudi.errors import InstantExistsError, InvalidInputError, InvalidTimelineError, UnsupportedFeatureError
 from ..hudi.plan import CompactionPlan, LINK_TOKEN, LinkOp, Operation, SPLIT_LOG_VERSION, operation
 from ..hudi.schema import event_time_millis
-from ..hudi.stats import iso_ms, log_event_ranges, scan_event_range
+from ..hudi.log_index import LogIndex
+from ..hudi.stats import LogScanner, iso_ms, log_event_ranges
 from ..hudi.storage import Storage
 from ..hudi.table import HudiTable
 from ..hudi.timeline import AUX_DIR, Action, Instant, State, Timeline, iter_write_stats, next_instant_time
-from .flips import flip_safe_selection
+from . import intents
+from .flips import flip_safe_selection, may_flip
 from ..hudi.etc_keys import PLANNING_SECONDS as K_PLANNING
 from .plans import (
     K_COMPACTION_TIME,
@@ -51,6 +53,8 @@ from .plans import (
     base_records_filterable,
     create_links,
     delete_all,
+    java_appends_on,
+    plan_link_files,
     read_plan,
     remove_orphan_links,
 )
@@ -92,15 +96,24 @@ def schedule(
     strat = EventTimeStrategy(threshold_ms) if strategy == "event-time" else CompactAllStrategy()
     # one listing serves both (orphans sit in slices on no timeline: never among the latest)
     view = table.file_system_view(sizes=not rq.storage.is_local)
-    remove_orphan_links(table, view=view)
+    if remove_orphan_links(table, view=view):  # (an orphan slice C the archiver passed looked latest)
+        view = table.file_system_view(sizes=not rq.storage.is_local)
     instant = crash.hook("schedule.instant-time") or layout.new_time(table.timeline, zone=table.timeline_zone)
     with _gc_paused():
         ops, sources = _plan_operations(table, strat, instant, exact_split=exact_split, threshold_ms=threshold_ms,
-                                        et_field=rq.et_field, view=view)
+                                        et_field=rq.et_field, view=view, engine=engine)
     if not ops:
         return no("no log file qualifies", Outcome.NOTHING_QUALIFIES)
     if any(op.links for op in ops):
         _refuse_mixed_ordering_types(table)
+    if java_appends_on(rq.storage) and (exact_split or any(op.links for op in ops)):
+        raise UnsupportedFeatureError(
+            f"{rq.storage.protocol}:// is storage Java Hudi appends to existing logs on: a Java writer would append "
+            f"its committed blocks into this plan's {'split placeholder' if exact_split else 'copies of the remaining logs'} "
+            f"in slice C (StorageSchemes.isAppendSupported), and unschedule, rollback or execute of the plan could not "
+            f"remove or replace those files without losing Java's records. Here schedule only plans that re-expose "
+            f"nothing (a data latency under which every log qualifies, no --exact-split), or let Java schedule "
+            f"and execute the compactions; nothing was written")
     extra = {
         K_THRESHOLD_MS: threshold_ms,
         K_THRESHOLD: iso_ms(threshold_ms),
@@ -211,6 +224,31 @@ def _pending_plan_for(table: HudiTable, threshold_ms: int, settings: Mapping[str
 
 
 def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode: str) -> str | None:
+    """:func:`_publish_files` under an intent naming every file it makes in slice C and C's
+    heartbeat (:mod:`.intents`): should the process die before the plan is visible, the next
+    command of ours or sensor poke removes those files, whatever the timeline's start by then. A
+    failure in the process removes them at once (the plan not visible)."""
+    instant = plan.instant
+    files = tuple(plan_link_files(plan))
+    with heartbeat.hold(storage, instant, what="schedule"):
+        try:
+            intents.record(storage, intents.Intent(instant, "schedule", files))
+        except InstantExistsError as e:
+            return f"conflict: {e}"
+        try:
+            out = _publish_files(storage, planned_on, plan, mode)
+        except BaseException:
+            if not any(i.action is Action.COMPACTION for i in Timeline.load(storage).get(instant)):
+                _, kept = intents.remove_copies(storage, files)
+                if not kept:
+                    storage.delete(f"{AUX_DIR}/{Instant(instant, Action.COMPACTION, State.REQUESTED).file_name()}")
+                    intents.drop(storage, instant)
+            raise
+        intents.drop(storage, instant)
+        return out
+
+
+def _publish_files(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode: str) -> str | None:
     """Make the plan's re-exposed logs, then publish the plan (``.aux`` copy, then the requested
     instant) unless another scheduler or a write raced this one: the conflict's reason (None:
     published). A conflict leaves nothing behind."""
@@ -301,7 +339,7 @@ def _refuse_mixed_ordering_types(table: HudiTable) -> None:
     seen = set()
     for inst in table.timeline.completed_writes:
         try:
-            schema = table.commit_metadata(inst).get("extraMetadata", {}).get("schema")
+            schema = _commit_schema(table, inst)
         except InvalidTimelineError:
             continue
         if not schema:
@@ -322,6 +360,33 @@ def _refuse_mixed_ordering_types(table: HudiTable) -> None:
             f"(strategy all), or rewrite the table with one type")
 
 
+def _commit_schema(table: HudiTable, inst) -> str | None:
+    """The writer schema in a commit's extra metadata. Layout 1: only ``extraMetadata`` is
+    decoded (msgspec skips the write stats, most of a large commit's bytes); anything it does not
+    take goes through the full, checked decoding."""
+    if getattr(table.timeline, "layout", 1) == 1 and _EXTRA_DECODER is not None:
+        try:
+            extra = _EXTRA_DECODER.decode(table.storage.read_bytes(inst.path(State.COMPLETED))).extraMetadata
+            return (extra or {}).get("schema")
+        except Exception:  # noqa: BLE001 - the checked path decides
+            pass
+    return (table.commit_metadata(inst).get("extraMetadata") or {}).get("schema")
+
+
+def _extra_decoder():
+    try:
+        import msgspec
+    except ImportError:  # pragma: no cover - without Airflow
+        return None
+    from typing import Optional
+
+    return msgspec.json.Decoder(msgspec.defstruct(
+        "_CommitExtra", [("extraMetadata", Optional[dict[str, Optional[str]]], None)], gc=False))
+
+
+_EXTRA_DECODER = _extra_decoder()
+
+
 @contextmanager
 def _gc_paused():
     """Planning makes a few hundred thousand small objects (per log file: its name parsed, its
@@ -339,7 +404,7 @@ def _gc_paused():
 
 
 def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool, threshold_ms: int,
-                     et_field: str | None, view=None) -> tuple[list[Operation], set[str]]:
+                     et_field: str | None, view=None, engine=None) -> tuple[list[Operation], set[str]]:
     """The plan's operations (per latest file slice: the prefix of logs ``strat`` selects, link
     operations for the rest) and the event-time sources used."""
     storage = table.storage
@@ -348,10 +413,9 @@ def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool
     if view is None:
         view = table.file_system_view(sizes=not storage.is_local)
     slices = view.latest_slices()
-    # path → event range of every log with usable write stats; the logs of the slices without
-    # them are scanned and added: the strategy looks every log up in it
+    # path → event range of every log with usable write stats; the logs without them are taken
+    # from the event-time index or scanned (once, all together: an engine may spread the scans)
     ranges = log_event_ranges(table, since=_oldest_log_base_instant(slices))
-    get_range = ranges.get
     size_of = _log_sizer(storage)
     ops, sources = [], set()
     add_source = sources.add
@@ -360,24 +424,35 @@ def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool
     # so a compacted prefix must not hold a larger ordering value than a remaining log for one key
     # (event-time ordering: a key the prefix leaves deleted, re-inserted by a remaining log)
     flips_possible = isinstance(strat, EventTimeStrategy) and bool(table.config.precombine_field)
+    eto = table.config.event_time_ordering
+    index = LogIndex(storage, et_field, table.config.precombine_field)
+    # ordering facts come with every scan (the same read), so an index entry always has them
+    scanner = LogScanner.of(table, et_field, ordering=True)
+    _complete_ranges(ranges, [lg for s in slices for lg in s.log_files if ranges.get(lg.path) is None],
+                     index, size_of, scanner, engine)
+    get_range = ranges.get
     decoder = None
-    if flips_possible:
-        from ..hudi.merge import BlockDecoder
-
-        decoder = BlockDecoder(table.arrow_schema)
     first = SPLIT_LOG_VERSION + 1 if exact_split else 1
     for s in slices:
         logs = s.log_files
         if not logs and not exact_split:
             continue
         for log in logs:
-            r = get_range(log.path)
-            if r is None:  # no usable write stats: read the log's event times
-                r = ranges[log.path] = scan_event_range(table, log.path, et_field)
-            add_source(r.source)
+            add_source(get_range(log.path).source)
         sel = strat.select(s, ranges)
         if flips_possible and sel.compact and sel.remain:
-            sel = flip_safe_selection(table, s, sel, decoder)
+            facts = [get_range(x.path).ordering for x in logs]
+            if None in facts:  # logs with event-time write stats but no ordering facts (Java's)
+                _complete_ranges(ranges, [x for x, f in zip(logs, facts) if f is None], index, size_of, scanner,
+                                 None, ordering_only=True)
+                facts = [get_range(x.path).ordering for x in logs]
+            n = len(sel.compact)
+            if may_flip(eto, facts[:n], facts[n:]):  # only then are the slice's logs read
+                if decoder is None:
+                    from ..hudi.merge import BlockDecoder
+
+                    decoder = BlockDecoder(table.arrow_schema)
+                sel = flip_safe_selection(table, s, sel, decoder)
         compact = sel.compact
         # an exact split rewrites a slice without logs to compact when its base holds records after
         # the threshold that it may leave out (a write's inserts; not a compaction's base)
@@ -394,7 +469,31 @@ def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool
             tuple([x.name for x in compact]), _link_ops(s.file_id, instant, first, sel.remain),
             {"TOTAL_LOG_FILES": len(compact), "TOTAL_LOG_FILES_SIZE": nbytes},
         ))
+    index.save(lg.path for s in slices for lg in s.log_files)
     return ops, sources
+
+
+def _complete_ranges(ranges: dict, logs, index: LogIndex, size_of, scanner: LogScanner, engine, *,
+                     ordering_only: bool = False) -> None:
+    """Event ranges (with ordering facts when ``scanner`` reads them) of ``logs`` into ``ranges``:
+    from the event-time index when it has an entry for the file at its present size, else
+    scanned (on ``engine`` when given) and recorded in the index. ``ordering_only``: the logs
+    have event ranges from write stats; only their ordering facts are added."""
+    todo = []
+    for lg in logs:
+        size = size_of(lg)
+        r = index.get(lg.path, size)
+        if r is not None:
+            ranges[lg.path] = ranges[lg.path]._replace(ordering=r.ordering) if ordering_only else r
+        else:
+            todo.append((lg.path, size))
+    if not todo:
+        return
+    paths = [p for p, _ in todo]
+    found = engine.map(scanner, paths) if engine is not None and len(paths) > 1 else [scanner(p) for p in paths]
+    for (p, size), r in zip(todo, found):
+        index.put(p, size, r)
+        ranges[p] = ranges[p]._replace(ordering=r.ordering) if ordering_only else r
 
 
 def _oldest_log_base_instant(slices) -> str | None:

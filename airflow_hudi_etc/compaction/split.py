@@ -10,7 +10,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..hudi import logformat as lf
-from ..hudi import markers
 from ..hudi.crash import crashpoint
 from ..hudi.errors import InstantExistsError, InvalidTimelineError
 from ..hudi.plan import SPLIT_LOG_VERSION
@@ -156,7 +155,10 @@ def write_split_log(t: CompactTask, blocks: list[tuple[str, Any]], et: str, base
         rows += content.num_rows
         ets.append(event_time_millis(content.column(et)))
     data = b"".join(parts)
-    markers.mark_create(t.storage, t.instant, rel)
+    # no CREATE marker: Hudi 1.x rolling back this execution on a version-6 table throws on a
+    # CREATE marker naming a log file ("Log files should have only APPEND as IOTypes"; APPEND would
+    # be misread by 0.14). Our rollback removes the split log as a plan output (lifecycle.py); Java
+    # 0.14's leaves it, and its records merge to what Java's full base of the plan holds
     if t.precreated:  # replaces the empty placeholder that has held version 1 since scheduling
         if t.storage.exists(rel) and t.storage.size(rel) not in (0, len(data)):
             raise InvalidTimelineError(f"{rel} holds something other than this plan's placeholder")

@@ -33,7 +33,25 @@ def published_threshold(table: HudiTable) -> tuple[int | None, str | None, dict]
             return v, inst.timestamp, extra
     if getattr(table.timeline, "layout", 1) == 2:
         return _archived_threshold(table)
-    return None, None, {}
+    return _archived_threshold_v6(table)
+
+
+def _archived_threshold_v6(table: HudiTable) -> tuple[int | None, str | None, dict]:
+    """Version 6: the threshold of the latest compaction Java archived into ``.hoodie/archived/``
+    (our commit's extra metadata, else its archived plan's), when no active compaction carries
+    one. Only an instant the archive holds as completed counts."""
+    from ..hudi.archive_v6 import archive_dir, read_archived_entries
+
+    entries = read_archived_entries(table.storage, archive_dir(table.config))
+    done = {e.instant for e in entries if e.is_completed and e.action == "commit"}
+    best: tuple[int | None, str | None, dict] = (None, None, {})
+    for e in entries:
+        if e.instant not in done or e.action not in ("commit", "compaction"):
+            continue
+        v = PlanExtra.from_extra(e.extra).threshold_ms
+        if v is not None and (best[1] is None or e.instant > best[1]):
+            best = (v, e.instant, dict(e.extra))
+    return best
 
 
 def _archived_threshold(table: HudiTable) -> tuple[int | None, str | None, dict]:

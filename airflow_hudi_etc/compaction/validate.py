@@ -44,6 +44,7 @@ from ..hudi import avro_models as am
 from ..hudi.coexistence import metadata_table_state
 from ..hudi.timeline import TEMP_DIR, Action, State, iter_write_stats
 from .execution import verify_links
+from .intents import archived_times, intent_path, is_our_copy, read_intents
 from .plans import K_LINKS, LINK_TOKEN, links_precreated, read_plan
 
 _TMP_PREFIX = ".hudi-etc-tmp-"
@@ -81,10 +82,12 @@ def validate(path: str | Storage, *, storage_options: Mapping[str, Any] | None =
 
     _check_plans_and_links(table, storage, compactions, found)
     write_metas = _parse_completed_instants(table, found)
-    listing = _check_data_files(storage, completed, pending, compactions, found, tl)
+    archived = archived_times(storage, table.config)
+    listing = _check_data_files(storage, completed | archived, pending, compactions, found, tl)
     _check_written_files_present(write_metas, listing, found, tl)
     _check_markers(storage, completed, found)
     _check_pending_links(table, storage, compactions, found)
+    _check_intents(storage, found)
     mdt = metadata_table_state(storage, table.config)
     if mdt.present:
         found.problem("metadata-table", ".hoodie/metadata", "a metadata table Java writers list files through: "
@@ -201,7 +204,7 @@ def _check_data_file(storage: Storage, part: str, rel: str, name: str, completed
             found.problem("dangling-link", rel, f"target {resolved} is missing")
     b = parse_base_file_name(name, part)
     if b is not None:
-        if b.instant in completed or (layout2 and tl.is_archived(b.instant)):
+        if b.instant in completed or (layout2 and tl.is_archived(b.instant)):  # (completed: archived included)
             if target is None:
                 _check_footer(storage, rel, found.problem)
         elif b.instant in pending:
@@ -220,15 +223,39 @@ def _check_data_file(storage: Storage, part: str, rel: str, name: str, completed
         if p.base_instant in pending:
             found.pending_files.append(rel)
             return
-        if p.base_instant in completed or tl.is_archived(p.base_instant):
+        # (a copy named C counts as archived only when the archive holds C: ``completed`` has it)
+        if p.base_instant in completed or (p.write_token != LINK_TOKEN and tl.is_archived(p.base_instant)):
             return
-        kind = "orphan-link" if p.write_token == LINK_TOKEN else "orphan-log"
-        found.problem(kind, rel, f"instant {p.base_instant} that wrote it is neither completed, pending nor archived")
+        if p.write_token == LINK_TOKEN:
+            found.problem("orphan-link", rel, _orphan_link_detail(p.base_instant))
+            return
+        found.problem("orphan-log", rel, f"instant {p.base_instant} that wrote it is neither completed, pending nor archived")
         return
     if p.base_instant in completed or p.base_instant in pending:
         return
-    kind = "orphan-link" if p.write_token == LINK_TOKEN else "orphan-log"
-    found.problem(kind, rel, f"slice {p.base_instant} belongs to no completed or pending instant")
+    if p.write_token == LINK_TOKEN:
+        found.problem("orphan-link", rel, _orphan_link_detail(p.base_instant))
+        return
+    found.problem("orphan-log", rel, f"slice {p.base_instant} belongs to no completed or pending instant")
+
+
+def _orphan_link_detail(instant: str) -> str:
+    return (f"a copy (or placeholder) in slice {instant}, which is on no timeline: a schedule or unschedule died "
+            f"before finishing. Once Java's archiver passes {instant} every reader takes the slice as committed "
+            f"without a base file (keys vanish); Java savepoints, restores and listing-based rollbacks (0.14/1.0) "
+            f"see it now. Repair: `hudi-etc unschedule --instant {instant}` (removes exactly our copies); no Java "
+            f"savepoint or restore until then")
+
+
+def _check_intents(storage: Storage, found: _Findings) -> None:
+    """An intent still there whose files were not all removed: something else wrote into them."""
+    for it in read_intents(storage):
+        changed = [rel for rel, orig in it.files if is_our_copy(storage, rel, orig) is False]
+        if changed:
+            found.problem("foreign-copy", intent_path(it.instant),
+                          f"{it.command} {it.instant} left {', '.join(changed[:5])}: not the bytes we made (a Java "
+                          f"writer wrote into or re-created them); they are kept. Check them by hand: if slice "
+                          f"{it.instant} is on no timeline, their blocks are invisible to every reader")
 
 
 def _check_written_files_present(write_metas: Mapping[str, dict], listing: _Listing, found: _Findings,

@@ -142,7 +142,12 @@ def event_time_check(path: Any, *, threshold_ms: int, storage_options: Mapping[s
     from ..compaction.scheduling import plan_decision
     from ..hudi.table import HudiTable
 
+    from ..compaction.intents import finish_stale_intents
+
     table = path if isinstance(path, HudiTable) else HudiTable.load(path, storage_options)
+    # the poke finishes what a killed schedule left (one listing of the intent folder when there
+    # is nothing to do): Java's archiver may pass slice C before our next command runs
+    finish_stale_intents(table.storage, table.config)
     d = plan_decision(table, threshold_ms=threshold_ms)  # the one decision, as schedule makes it
     r = d.readiness
     own = d.instant if d.outcome is Outcome.ALREADY_SCHEDULED else None

@@ -16,8 +16,9 @@ Every mutating command (write, schedule, execute, rollback, unschedule, clean) f
 * **a timeline time zone we cannot reproduce**: Java makes instants in
   ``hoodie.table.timeline.timezone`` (absent means LOCAL: the JVM's zone). Instants must sort
   after every Java instant, so we write in the table's zone: UTC when the table says so, else the
-  zone named by ``HUDI_ETC_TIMELINE_TIMEZONE`` (the Java writers' JVM zone, e.g.
-  ``Europe/Paris`` or ``UTC``); without it the table is refused (§6.3).
+  Java writers' JVM zone as ``hudi-etc configure --timeline-zone`` recorded it in
+  ``hoodie.etc.timeline.zone`` (``HUDI_ETC_TIMELINE_TIMEZONE`` overrides it); without either the
+  table is refused (§6.3). Instant times are read back in the same zone (:func:`timeline_zone`).
 * **a key generator we cannot reproduce**: simple, non-partitioned, complex (several key
   fields: ``f1:v1,f2:v2``; several partition fields joined by ``/``) and timestamp-based (its
   ``hoodie.keygen.timebased.*`` settings read from ``hoodie.properties``; the common
@@ -36,7 +37,7 @@ import os
 from dataclasses import dataclass
 from typing import Mapping
 
-from .etc_keys import EXCLUSIVE_CLEANER
+from .etc_keys import EXCLUSIVE_CLEANER, TIMELINE_ZONE as K_TIMELINE_ZONE
 from .errors import InvalidInputError, InvalidPropertiesError, MetadataTablePresentError, UnsupportedFeatureError
 from .properties import BACKUP_FILE, PROPERTIES_FILE, TableConfig, dumps, loads
 
@@ -185,26 +186,61 @@ def _delete_tree(storage, rel: str) -> int:
 
 
 # ------------------------------------------------------------------------ time zone
-def timeline_zone(config: TableConfig) -> _dt.tzinfo:
-    """The zone new instants of this table are made in (see the module docstring)."""
-    tz = (config.raw.get(K_TIMEZONE) or "LOCAL").strip()
-    if tz.upper() == "UTC":
-        return _dt.timezone.utc
-    override = os.environ.get(TIMEZONE_ENV, "").strip()
-    if not override:
-        raise UnsupportedFeatureError(
-            f"the table's timeline time zone is {tz} ({K_TIMEZONE} "
-            f"{'unset: Java uses the JVM zone' if K_TIMEZONE not in config.raw else 'is ' + tz}): instants we "
-            f"make must sort after the Java writers'. Set {TIMEZONE_ENV} to the Java writers' JVM time zone "
-            f"(e.g. UTC or Europe/Paris), or set {K_TIMEZONE}=UTC on the table and its writers")
-    if override.upper() == "UTC":
+def zone_named(name: str, where: str) -> _dt.tzinfo:
+    """The ``tzinfo`` of an IANA zone name (``UTC``, ``Europe/Paris``); ``where`` names the
+    source in the typed error of an unknown one."""
+    name = (name or "").strip()
+    if name.upper() == "UTC":
         return _dt.timezone.utc
     try:
         from zoneinfo import ZoneInfo
 
-        return ZoneInfo(override)
+        if not name or name.startswith("/") or ".." in name:
+            raise ValueError(name)
+        return ZoneInfo(name)
     except Exception:
-        raise UnsupportedFeatureError(f"{TIMEZONE_ENV}={override!r} is not a known time zone") from None
+        raise UnsupportedFeatureError(f"{where}={name!r} is not a known time zone (an IANA name such as "
+                                      f"UTC or Europe/Paris)") from None
+
+
+def timeline_zone_source(config: TableConfig) -> tuple[_dt.tzinfo | None, str | None]:
+    """(zone, where it comes from) of the table's instant times, or (None, None) when unknown:
+
+    1. ``hoodie.table.timeline.timezone=UTC`` → UTC (``"table"``): Java writes UTC then;
+    2. else (LOCAL or unset: the Java writers' JVM zone) ``$HUDI_ETC_TIMELINE_TIMEZONE`` (``"env"``)
+       — it wins over the recorded zone, to correct a wrong record without writing the table;
+    3. else the zone ``hudi-etc configure --timeline-zone`` recorded in ``hoodie.etc.timeline.zone``
+       (``"recorded"``)."""
+    tz = (config.raw.get(K_TIMEZONE) or "LOCAL").strip()
+    if tz.upper() == "UTC":
+        return _dt.timezone.utc, "table"
+    override = os.environ.get(TIMEZONE_ENV, "").strip()
+    if override:
+        return zone_named(override, TIMEZONE_ENV), "env"
+    recorded = str(config.raw.get(K_TIMELINE_ZONE) or "").strip()
+    if recorded:
+        return zone_named(recorded, K_TIMELINE_ZONE), "recorded"
+    return None, None
+
+
+def timeline_zone(config: TableConfig) -> _dt.tzinfo:
+    """The zone of the table's instant times, the one new instants are made in and every instant
+    time is read in (:func:`timeline_zone_source`); a typed refusal when it is unknown."""
+    zone, _ = timeline_zone_source(config)
+    if zone is None:
+        tz = (config.raw.get(K_TIMEZONE) or "LOCAL").strip()
+        raise UnsupportedFeatureError(
+            f"the table's timeline time zone is {tz} ({K_TIMEZONE} "
+            f"{'unset: Java uses the JVM zone' if K_TIMEZONE not in config.raw else 'is ' + tz}): instants we "
+            f"make must sort after the Java writers'. Record the Java writers' JVM time zone once with "
+            f"`hudi-etc configure --path P --timeline-zone ZONE` (e.g. UTC or Europe/Paris), or set "
+            f"{TIMEZONE_ENV}, or set {K_TIMEZONE}=UTC on the table and its writers")
+    return zone
+
+
+def known_timeline_zone(config: TableConfig) -> _dt.tzinfo | None:
+    """:func:`timeline_zone`, or None when it is unknown (for reads that can go without it)."""
+    return timeline_zone_source(config)[0]
 
 
 # ------------------------------------------------------------------------ key generators

@@ -120,6 +120,13 @@ class CorruptDataFileError(HudiEtcError):
     code = "corrupt_data_file"
 
 
+class JavaCompactionError(HudiEtcError):
+    """Java Hudi compacts this table (inline or async compaction): our ``execute`` is not safe next
+    to it (Java rolls back an inflight compaction, ours included, before executing it)."""
+
+    code = "java_compaction"
+
+
 class ArgumentError(HudiEtcError):
     """The command line is wrong (unknown command or option, missing or malformed value)."""
 

@@ -4,8 +4,10 @@ Before a write or a compaction execution creates a data file, it creates a marke
 ``.hoodie/.temp/<instant>/<partition>/<name>.marker.<TYPE>`` (``DirectWriteMarkers``, 0.14):
 
 * ``CREATE`` — ``<name>`` is the new file itself: every new base file (compaction outputs
-  included) and every log file an execution creates in slice C (split log, link, copy). Java's
-  ``MarkerBasedRollbackStrategy`` deletes ``<base path>/<partition>/<name>``.
+  included). Java's ``MarkerBasedRollbackStrategy`` deletes ``<base path>/<partition>/<name>``.
+  The log files a compaction execution makes in slice C (split log, links of older plans) carry
+  no marker: Hudi 1.x throws rolling back a CREATE-marked log on a version-6 table; our rollback
+  removes them as the plan's outputs.
 * ``APPEND`` — a new log file of a write. As ``HoodieAppendHandle`` does, ``<name>`` is the
   *phony base file name* ``<fileId>_<writeToken>_<baseInstant>.parquet`` of the slice the log
   extends; Java's rollback reads the file id and base instant from it and rolls back the latest

@@ -18,6 +18,7 @@ from . import logformat as lf
 from .fsview import FileSlice, LogFile
 from .merge import BlockDecoder, ReadFilter, queue_blocks
 from .schema import event_time_millis
+from .ordering_facts import OrderingFacts, column_range, from_json, merged, widen
 from .timeline import Action, State, iter_write_stats, load_log_write_stats
 
 SOURCE_STATS = "write-stats"
@@ -25,12 +26,14 @@ SOURCE_SCAN = "scan"
 
 
 class EventRange(NamedTuple):
-    """Min/max event time (epoch ms; None: unknown) of a log file, and where they came from.
-    A named tuple: one is made per log file when planning."""
+    """Min/max event time (epoch ms; None: unknown) of a log file, and where they came from;
+    ``ordering``: its ordering facts (:mod:`.ordering_facts`; None: unknown). A named tuple: one
+    is made per log file when planning."""
 
     min_ms: int | None
     max_ms: int | None
     source: str
+    ordering: OrderingFacts | None = None
 
 
 def iso_ms(ms: int | None) -> str | None:
@@ -80,15 +83,17 @@ def log_event_ranges(table, *, since: str | None = None) -> dict[str, "EventRang
         if getattr(table.timeline, "layout", 1) == 2:  # Avro commit metadata (table versions 8/9)
             from .commit_metadata import decode_avro_commit
 
-            rows = [(p, st.get("minEventTime"), st.get("maxEventTime"), st.get("numWrites"), st.get("numDeletes"))
+            rows = [(p, st.get("minEventTime"), st.get("maxEventTime"), st.get("numWrites"), st.get("numDeletes"), None)
                     for stats in (decode_avro_commit(data, str(inst)).get("partitionToWriteStats") or {}).values()
                     for st in stats if (p := st.get("path")) and ".log." in p]
         else:
             rows = load_log_write_stats(data, str(inst))
-        for p, lo, hi, nw, nd in rows:
+        for p, lo, hi, nw, nd, of in rows:
             ok = lo is not None or (nd and not nw)
+            if of is not None:
+                of = from_json(of)
             if p not in out:
-                out[p] = new(cls, (lo, hi, SOURCE_STATS)) if ok else None
+                out[p] = new(cls, (lo, hi, SOURCE_STATS, of)) if ok else None
                 continue
             prev = out[p]
             if prev is None or not ok:
@@ -96,35 +101,84 @@ def log_event_ranges(table, *, since: str | None = None) -> dict[str, "EventRang
                 continue
             a, b = prev[0], prev[1]
             out[p] = new(cls, (lo if a is None else a if lo is None else min(a, lo),
-                               hi if b is None else b if hi is None else max(b, hi), SOURCE_STATS))
+                               hi if b is None else b if hi is None else max(b, hi), SOURCE_STATS,
+                               merged(prev[3], of)))
     return out
 
 
-def scan_event_range(table, log_path: str, field: str | None = None) -> EventRange:
+def scan_event_range(table, log_path: str, field: str | None = None, *, ordering: bool = False) -> EventRange:
     """Min/max event time over the committed data records of one log file (its data blocks
-    decoded as a read decodes them: :class:`~.merge.BlockDecoder`, column-wise where it can)."""
-    field = field or table.config.event_time_field
-    if not field:
-        return EventRange(None, None, SOURCE_SCAN)
-    accept = ReadFilter(is_committed=table._filter().is_committed)
-    blocks = [b for b in queue_blocks([(log_path, table.storage.read_bytes(log_path))], accept)
-              if b.block_type != lf.BlockType.DELETE]
-    schema = table.arrow_schema
-    if field not in schema.names:
-        return EventRange(None, None, SOURCE_SCAN)
-    decoder = BlockDecoder(schema)
-    decoder.prefetch(blocks)
-    lo = hi = None
-    for b in blocks:
-        t = decoder.table(b)
-        if not t.num_rows:
-            continue
-        mm = pc.min_max(event_time_millis(t.column(field), field))
-        bl, bh = mm["min"].as_py(), mm["max"].as_py()
-        if bl is not None:
-            lo = bl if lo is None or bl < lo else lo
-            hi = bh if hi is None or bh > hi else hi
-    return EventRange(lo, hi, SOURCE_SCAN)
+    decoded as a read decodes them: :class:`~.merge.BlockDecoder`, column-wise where it can);
+    with ``ordering``, its ordering facts too, from the same read (:class:`LogScanner`)."""
+    return LogScanner.of(table, field, ordering=ordering)(log_path)
+
+
+class LogScanner:
+    """Scans log files for their event range (and ordering facts): a picklable callable, so that
+    an engine can spread the scans of many logs (``engine.map(scanner, paths)``).
+
+    Ordering facts: the precombine field's range over data records and over deletes carrying a
+    real ordering value, and the delete records counted. The file is read alone (committed
+    blocks, its own rollback blocks applied): a rollback block in a later log that drops blocks
+    of this one is not seen, so the facts may cover more records than a read of the slice —
+    never fewer (the prefix check stays on the safe side)."""
+
+    def __init__(self, storage, schema, field: str | None, pre: str | None, completed: frozenset,
+                 first: str | None, pending: frozenset):
+        self.storage, self.schema, self.field, self.pre = storage, schema, field, pre
+        self.completed, self.first, self.pending = completed, first, pending
+
+    @classmethod
+    def of(cls, table, field: str | None = None, *, ordering: bool = False) -> "LogScanner":
+        tl = table.timeline
+        field = field or table.config.event_time_field
+        return cls(table.storage, table.arrow_schema, field, table.config.precombine_field if ordering else None,
+                   frozenset(tl.completed_write_times), tl.first_write_time,
+                   frozenset(i.timestamp for i in tl.instants if i.is_pending))
+
+    def is_committed(self, ts: str) -> bool:  # HudiTable._filter()'s, as plain data
+        if ts in self.pending:
+            return False
+        return ts in self.completed or (self.first is not None and ts < self.first)
+
+    def __call__(self, log_path: str) -> EventRange:
+        from .merge import _is_natural_zero
+
+        field, pre, schema = self.field, self.pre, self.schema
+        has_field = bool(field) and field in schema.names
+        if not has_field and not pre:
+            return EventRange(None, None, SOURCE_SCAN)
+        blocks = queue_blocks([(log_path, self.storage.read_bytes(log_path))], ReadFilter(self.is_committed))
+        decoder = BlockDecoder(schema)  # one per file: its block cache is keyed by id()
+        decoder.prefetch([b for b in blocks if b.block_type != lf.BlockType.DELETE])
+        lo = hi = None
+        ok, ndata, ndel, olo, ohi = bool(pre), 0, 0, None, None
+        for b in blocks:
+            if b.block_type == lf.BlockType.DELETE:
+                if ok:
+                    for d in lf.decode_delete_records(b.content):
+                        ndel += 1
+                        if not _is_natural_zero(d.ordering_value, d.ordering_type):
+                            ok, olo, ohi = widen(olo, ohi, d.ordering_value)
+                            if not ok:
+                                break
+                continue
+            t = decoder.table(b)
+            if not t.num_rows:
+                continue
+            if has_field:
+                mm = pc.min_max(event_time_millis(t.column(field), field))
+                bl, bh = mm["min"].as_py(), mm["max"].as_py()
+                if bl is not None:
+                    lo = bl if lo is None or bl < lo else lo
+                    hi = bh if hi is None or bh > hi else hi
+            if ok:
+                ndata += t.num_rows
+                ok, bl, bh = column_range(t.column(pre)) if pre in t.column_names else (False, None, None)
+                for v in (bl, bh):
+                    if ok and v is not None:
+                        ok, olo, ohi = widen(olo, ohi, v)
+        return EventRange(lo, hi, SOURCE_SCAN, OrderingFacts(ndata, ndel, olo, ohi) if ok else None)
 
 
 def log_event_range(table, log: LogFile, index: dict[str, EventRange | None] | None = None, *,

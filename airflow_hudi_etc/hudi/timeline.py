@@ -533,17 +533,23 @@ def format_instant(dt: _dt.datetime, zone: _dt.tzinfo = _dt.timezone.utc) -> str
     return dt.strftime(INSTANT_FORMAT) + f"{dt.microsecond // 1000:03d}"
 
 
-def parse_instant_time(ts: str) -> _dt.datetime:
-    """UTC datetime of a 14- or 17-digit instant time."""
+def parse_instant_time(ts: str, zone: _dt.tzinfo = _dt.timezone.utc) -> _dt.datetime:
+    """The moment a 14- or 17-digit instant time names, read as a wall-clock time of ``zone``
+    (the table's timeline zone: :func:`~airflow_hudi_etc.hudi.coexistence.timeline_zone`; a
+    Java writer on LOCAL writes its JVM's wall clock). Aware, in ``zone``."""
     if not re.fullmatch(INSTANT_TIME, ts or ""):
         raise InvalidTimelineError(f"not an instant time: {ts!r}")
     dt = _dt.datetime.strptime(ts[:14], INSTANT_FORMAT)
     ms = int(ts[14:17]) if len(ts) == 17 else 0
-    return dt.replace(microsecond=ms * 1000, tzinfo=_dt.timezone.utc)
+    return dt.replace(microsecond=ms * 1000, tzinfo=zone)
 
 
-def instant_to_epoch_ms(ts: str) -> int:
-    return int(parse_instant_time(ts).timestamp() * 1000)
+def instant_to_epoch_ms(ts: str, zone: _dt.tzinfo = _dt.timezone.utc) -> int:
+    """Epoch milliseconds of an instant time made in ``zone`` (see :func:`parse_instant_time`)."""
+    return (parse_instant_time(ts, zone) - _EPOCH) // _dt.timedelta(milliseconds=1)
+
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
 
 def next_instant_time(timeline: Timeline, now: _dt.datetime | None = None,
@@ -748,7 +754,7 @@ def iter_write_stats(meta: Mapping) -> Iterable[dict]:
 
 # ------------------------------------------------------------------- log write stats, fast
 #: what :func:`load_log_write_stats` gives per write stat of a log file
-LogWriteStat = tuple  # (path, minEventTime, maxEventTime, numWrites, numDeletes)
+LogWriteStat = tuple  # (path, minEventTime, maxEventTime, numWrites, numDeletes, hoodieEtcOrdering)
 
 try:  # a dependency of Airflow's core and task SDK, not of this package: without it, json
     import msgspec as _msgspec
@@ -762,13 +768,13 @@ def _stats_decoder():
     metadata and replaced file ids, each a nullable field; other fields are skipped, unbuilt."""
     if _msgspec is None:
         return None
-    from typing import Annotated, Optional
+    from typing import Annotated, Any, Optional
 
     i64 = Annotated[int, _msgspec.Meta(ge=_I64_MIN, le=_I64_MAX)]
     stat = _msgspec.defstruct(
         "_WriteStat",
         [(k, Optional[str], None) for k in _STAT_STR] + [(k, Optional[i64], None) for k in _STAT_INT]
-        + [("logFiles", Optional[list[str]], None)],
+        + [("logFiles", Optional[list[str]], None), ("hoodieEtcOrdering", Any, None)],
         gc=False,
     )
     meta = _msgspec.defstruct(
@@ -811,8 +817,9 @@ def _decode_fast(data: bytes):
 
 
 def load_log_write_stats(data: bytes, what: str = "commit metadata") -> list[LogWriteStat]:
-    """``(path, minEventTime, maxEventTime, numWrites, numDeletes)`` of each write stat whose path
-    names a log file (``.log.`` in it), in file order. The verdict on the commit is exactly
+    """``(path, minEventTime, maxEventTime, numWrites, numDeletes, hoodieEtcOrdering)`` of each
+    write stat whose path names a log file (``.log.`` in it), in file order (the last as JSON
+    gives it, unchecked: :func:`.ordering_facts.from_json` judges it). The verdict on the commit is exactly
     :func:`load_commit_metadata`'s (valid, or the same :class:`InvalidTimelineError`): msgspec
     decodes and type-checks the same fields in C, only the fields asked for become Python
     values, and anything it does not accept goes through :func:`load_commit_metadata`."""
@@ -825,7 +832,7 @@ def load_log_write_stats(data: bytes, what: str = "commit metadata") -> list[Log
             for s in stats:
                 p = s.path
                 if p and ".log." in p:
-                    append((p, s.minEventTime, s.maxEventTime, s.numWrites, s.numDeletes))
+                    append((p, s.minEventTime, s.maxEventTime, s.numWrites, s.numDeletes, s.hoodieEtcOrdering))
         return out
-    return [(p, st.get("minEventTime"), st.get("maxEventTime"), st.get("numWrites"), st.get("numDeletes"))
-            for st in iter_write_stats(load_commit_metadata(data, what)) if (p := st.get("path")) and ".log." in p]
+    return [(p, st.get("minEventTime"), st.get("maxEventTime"), st.get("numWrites"), st.get("numDeletes"),
+             st.get("hoodieEtcOrdering")) for st in iter_write_stats(load_commit_metadata(data, what)) if (p := st.get("path")) and ".log." in p]

@@ -47,7 +47,7 @@ from . import layout, markers
 from .crash import crashpoint
 from .naming import log_file_name_v8
 from .rollback import rollback_with_instant
-from . import etc_keys
+from . import etc_keys, ordering_facts
 from .coexistence import KeyGen, key_generator
 from .errors import (
     InstantExistsError,
@@ -264,17 +264,31 @@ def _partition_values(table: pa.Table, field: str, hive_style: bool) -> pa.Array
     if hive_style:
         strs = pc.binary_join_element_wise(pa.scalar(f"{field}="), strs, "")
     # a value is one folder name: no separator, not "." / ".." (names merely holding dots, e.g.
-    # "v1..2", are fine), not hidden (Hudi's partition listing skips names starting with ".")
+    # "v1..2", are fine), not hidden (Hudi's partition listing skips names starting with "."),
+    # nothing stock readers cannot read (:func:`_unreadable_folder`)
     prefix = len(f"{field}=") if hive_style else 0
 
     def unusable(folder: str) -> bool:
         value = folder[prefix:]
-        return any(c in value for c in "/\\\x00") or folder.startswith(".") or value in (".", "..")
+        return (any(c in value for c in "/\\") or folder.startswith(".") or value in (".", "..")
+                or _unreadable_folder(folder))
 
-    bad = [v for v in set(strs.to_pylist()) if unusable(v)]
+    bad = sorted(v for v in set(strs.to_pylist()) if unusable(v))
     if bad:
-        raise InvalidInputError(f"partition values {bad[:3]} are not usable folder names")
+        raise InvalidInputError(f"partition values {bad[:3]} are not usable folder names (no '/', '\\', "
+                                f"leading '.', control characters; at most {MAX_FOLDER_BYTES} bytes)")
     return strs.combine_chunks() if isinstance(strs, pa.ChunkedArray) else strs
+
+
+#: the longest folder name (UTF-8 bytes) most filesystems take (ext4, XFS, APFS, NTFS: 255)
+MAX_FOLDER_BYTES = 255
+
+
+def _unreadable_folder(folder: str) -> bool:
+    """A partition folder name stock readers cannot read: a control character (U+0000..U+001F,
+    DEL U+007F; hudi-rs's object-store paths refuse them and then fail on the whole table), or
+    longer than :data:`MAX_FOLDER_BYTES` (the filesystem refuses it)."""
+    return any(c < " " or c == "\x7f" for c in folder) or len(folder.encode("utf-8", "surrogatepass")) > MAX_FOLDER_BYTES
 
 
 def _timestamp_partition_values(batch: pa.Table, kg: KeyGen, hive_style: bool) -> pa.Array:
@@ -284,7 +298,7 @@ def _timestamp_partition_values(batch: pa.Table, kg: KeyGen, hive_style: bool) -
     vals = kg.timestamp.values(batch.column(f))
     if hive_style:
         vals = [f"{f}={v}" for v in vals]
-    bad = sorted({v for v in vals if any(not seg or seg.startswith(".") for seg in v.split("/"))})
+    bad = sorted({v for v in vals if any(not seg or seg.startswith(".") or _unreadable_folder(seg) for seg in v.split("/"))})
     if bad:
         raise InvalidInputError(f"partition paths {bad[:3]} are not usable folder names")
     return pa.array(vals, pa.string())
@@ -644,7 +658,24 @@ def write_unit(unit: WriteUnit) -> dict:
     stat["runtimeStats"]["totalUpsertTime" if is_log else "totalCreateTime"] = int((time.monotonic() - t0) * 1000)
     if unit.layout == 2 and is_log:  # spec §2.3: prevCommit is the writing instant, no base file
         stat.update(prevCommit=unit.instant, baseFile=None, logOffset=None)
+    elif is_log:  # what schedule's prefix check needs, so that it reads this log only if it can matter
+        facts = _ordering_facts(unit, rows)
+        if facts is not None:
+            stat[ordering_facts.STAT_KEY] = facts.to_json()
     return stat
+
+
+def _ordering_facts(unit: WriteUnit, rows: pa.Table) -> "ordering_facts.OrderingFacts | None":
+    """A log's ordering facts (:mod:`.ordering_facts`): our deletes carry the natural order (no
+    ordering value); updates the precombine field's range (None: not recordable)."""
+    n = rows.num_rows
+    if unit.kind == "delete":
+        return ordering_facts.OrderingFacts(0, n, None, None)
+    pre = unit.precombine_field
+    if not pre or pre not in rows.column_names:
+        return None
+    ok, lo, hi = ordering_facts.column_range(rows.column(pre))
+    return ordering_facts.OrderingFacts(n, 0, lo, hi) if ok else None
 
 
 # ---------------------------------------------------------------------------- driver

@@ -423,17 +423,26 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
     :param schedule_task_id: task whose XCom names the instant.
     :param run_oldest_pending: with no instant from the argument or a schedule task, execute the
         oldest pending compaction (whoever planned it).
+    :param java_executes: (javasim, finding 3) ``True``: Java's inline/async compaction executes
+        the plan; the task waits for C's commit (poking every ``java_poke_seconds``, at most
+        ``java_wait_seconds``) and verifies it, no Spark job. ``None`` (default): so where the table
+        records ``hoodie.etc.java.compaction=on`` or its timeline shows Java compacting. ``False``: our
+        execute (refused where Java compacts).
     """
 
     template_fields: Sequence[str] = (*HudiEtcSparkJobOperator.template_fields, "instant")
     command = "execute"
 
     def __init__(self, *, instant: str | None = None, schedule_task_id: str | None = None,
-                 run_oldest_pending: bool = False, **kwargs: Any) -> None:
+                 run_oldest_pending: bool = False, java_executes: bool | None = None,
+                 java_wait_seconds: float = 3600.0, java_poke_seconds: float = 30.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.instant = instant
         self.schedule_task_id = schedule_task_id
         self.run_oldest_pending = run_oldest_pending
+        self.java_executes = java_executes  # javasim (finding 3): Java executes our plans
+        self.java_wait_seconds = java_wait_seconds
+        self.java_poke_seconds = java_poke_seconds
 
     def job_values(self, *, instant: str) -> dict[str, Any]:
         return {"path": self.table_path, "instant": instant}
@@ -500,6 +509,9 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
                 raise InvalidTimelineError(f"no compaction {instant} on the timeline of {self.table_path}")
             if state == "completed":  # a retry after the commit: report it, nothing to run
                 result = {**execute_locally(table.storage, instant=instant), "spark_submitted": False}
+            elif wait_for_java(self, table):  # javasim (finding 3): Java's compaction executes it
+                result = {**await_java_execution(table.storage, instant, self.java_wait_seconds,
+                                                 self.java_poke_seconds, log=self.log), "spark_submitted": False}
             else:
                 result = self.run_job(self.job_argv(instant=instant), context)
         result["instant_source"] = source
@@ -535,6 +547,36 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
 
         ds = openlineage_dataset(self.table_path)
         return None if ds is None else OperatorLineage(inputs=[ds], outputs=[ds])
+
+
+# ---- javasim (finding 3): "Java executes our plans" -------------------------------------------
+def wait_for_java(op: "ExecuteCompactionOperator", table) -> bool:
+    """Whether the execute task lets Java's compaction execute the plan (see ``java_executes``)."""
+    from ..compaction.java_compaction import java_compacts
+
+    return op.java_executes if op.java_executes is not None else java_compacts(table)
+
+
+def await_java_execution(storage, instant: str, wait_seconds: float, poke_seconds: float, *, log=None,
+                         clock=time.monotonic, sleep=time.sleep) -> dict:
+    """Wait until Java committed compaction ``instant`` and verify the commit
+    (:func:`~airflow_hudi_etc.compaction.java_compaction.java_execution`); a typed error after
+    ``wait_seconds``."""
+    from ..compaction.java_compaction import java_execution
+    from ..hudi.errors import JavaCompactionError
+
+    deadline = clock() + wait_seconds
+    while True:
+        r = java_execution(storage, instant=instant)
+        if r["status"] == "completed":
+            return r
+        if clock() >= deadline:
+            raise JavaCompactionError(
+                f"compaction {instant} is still {r['state']} after {wait_seconds:.0f} s of waiting for Java to execute "
+                f"it: is a Java writer with inline/async compaction running on the table?")
+        if log is not None:
+            log.info("compaction %s is %s: waiting for Java's compaction", instant, r["state"])
+        sleep(poke_seconds)
 
 
 class RollbackCompactionOperator(HudiEtcSparkJobOperator):

@@ -19,6 +19,7 @@ import pytest
 
 from airflow_hudi_etc.compaction.clean import clean
 from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.java_compaction import java_execution
 from airflow_hudi_etc.compaction.plans import read_plan
 from airflow_hudi_etc.compaction.results import Outcome
 from airflow_hudi_etc.compaction.lifecycle import rollback, unschedule
@@ -27,7 +28,12 @@ from airflow_hudi_etc.compaction.validate import validate
 from airflow_hudi_etc.hudi import crash
 from airflow_hudi_etc.hudi import logformat as lf
 from airflow_hudi_etc.hudi.coexistence import drop_metadata_table
-from airflow_hudi_etc.hudi.errors import HudiEtcError, MetadataTablePresentError, UnsupportedFeatureError
+from airflow_hudi_etc.hudi.errors import (
+    HudiEtcError,
+    JavaCompactionError,
+    MetadataTablePresentError,
+    UnsupportedFeatureError,
+)
 from airflow_hudi_etc.hudi.plan import LINK_TOKEN
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table import HudiTable
@@ -710,7 +716,13 @@ def test_java_and_our_compaction_plans_never_share_a_file_group(tmp_path, versio
     _judge(w, m, version)
     assert w.java.compact(instant=j) == j  # Java's plan first, ours still pending
     _judge(w, m, version)
-    assert execute(str(w.path))["status"] == "completed"
+    with pytest.raises(JavaCompactionError, match=f"compaction {j} was executed by Java"):
+        execute(str(w.path))  # finding 3: Java compacts this table, so Java executes ours too
+    assert java_execution(str(w.path), instant=c)["status"] == "pending"
+    assert w.java.compact(instant=c) == c
+    assert java_execution(str(w.path), instant=c) == {"instant": c, "status": "completed", "executed_by": "java",
+                                                     "threshold": read_plan(HudiTable.load(str(w.path)), c).extra[
+                                                         "hoodie.etc.threshold"]}
     _judge(w, m, version)
     assert validate(str(w.path))["ok"]
     # the other way: Java's plan pending → we plan nothing
@@ -727,7 +739,8 @@ def test_java_and_our_compaction_plans_never_share_a_file_group(tmp_path, versio
     _early_late(w, m, in_a)
     res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 3 * H))
     assert res.outcome is Outcome.SCHEDULED, res
-    assert execute(str(w.path))["status"] == "completed"
+    assert w.java.compact(instant=res.instant) == res.instant  # Java executes ours (finding 3)
+    assert java_execution(str(w.path), instant=res.instant)["executed_by"] == "java"
     _judge(w, m, version)
     assert validate(str(w.path))["ok"]
 
@@ -800,6 +813,199 @@ def test_event_time_ordering_natural_delete_and_smaller_ordering_values(tmp_path
     assert validate(str(w.path))["ok"]
 
 
+# ----------------------------------------------------------------- second pass (issue 22)
+class _Died(Exception):
+    """Our process dying at a crash point (raised from its hook: nothing after it runs)."""
+
+
+def _die(point):
+    raise _Died(point)
+
+
+def _exact_split_planned(tmp_path, seed: int):
+    """A table with a published exact-split plan over one log holding records on both sides of
+    its threshold (so its execution writes a split log). Returns the world, the result, the keys."""
+    w = World(tmp_path, seed)
+    _base(w)
+    keys = sorted(w.model)[:4]
+    rows = [{**w.model[k], "ts": 400 + i, "value": 1.0 + i, "event_time": T0 + (5 if i % 2 else -2) * H}
+            for i, k in enumerate(keys)]
+    write_batch(str(w.path), batch(rows))
+    w.applied(rows)
+    res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 2 * H), exact_split=True)
+    assert res.outcome is Outcome.SCHEDULED, res
+    return w, res, keys
+
+
+def _crashed_exact_split_execute(tmp_path, seed: int) -> tuple[World, str, str]:
+    """A table with an exact-split plan whose execute died right after writing its split log
+    (inflight, base file and split log there). Returns the world, C and the split log's path."""
+    w, res, _keys = _exact_split_planned(tmp_path, seed)
+    with crash.hooked("execute.after-split-log", _die), pytest.raises(_Died):
+        execute(str(w.path))
+    split = [p for p in w.path.rglob(f"*_{res.instant}.log.1_{LINK_TOKEN}") if p.stat().st_size]
+    assert split, "the split log was written"
+    return w, res.instant, str(split[0].relative_to(w.path))
+
+
+@pytest.mark.parametrize("line", ["0.14", "1.x"])
+def test_java_rolls_back_our_crashed_exact_split_execute(tmp_path, line):
+    """Finding 7: a Java writer's inline compaction rolls back our crashed exact-split execute by
+    its markers before running the plan. Hudi 1.x on a version-6 table throws "Log files should
+    have only APPEND as IOTypes" on a CREATE marker naming a log file, so the split log carries
+    none; 0.14 deletes what CREATE markers name (our base files) and leaves the split log, whose
+    records merge to what Java's full base holds. Judged by the model after Java's commit."""
+    w, c, _split = _crashed_exact_split_execute(tmp_path, 40)
+    java = JavaHudi(w.path, 40, line=line)
+    assert java.compact() == c
+    w.check()
+    assert snapshot(w.path) == w.model  # hudi-rs, C committed
+
+
+def test_our_rollback_still_removes_the_unmarked_split_log(tmp_path):
+    """Finding 7's fix keeps our own rollback whole: the split log goes back to the empty
+    placeholder, the plan is requested again and executes."""
+    w, c, split = _crashed_exact_split_execute(tmp_path, 41)
+    assert rollback(str(w.path), instant=c)["status"] == "requested"
+    assert (w.path / split).stat().st_size == 0  # the placeholder again
+    assert execute(str(w.path))["status"] == "completed"
+    w.check()
+    assert validate(str(w.path))["ok"]
+
+
+@pytest.mark.parametrize("version", [6, 8])
+def test_execute_is_refused_where_java_compacts(tmp_path, version):
+    """Finding 3: Java's inline compaction rolls back an inflight compaction (ours included, no
+    heartbeat check) before executing it. Once the timeline shows Java compacting (its compaction
+    commit carries none of our metadata), our execute is refused, typed, naming Java's settings,
+    with nothing written; Java executes our plan instead and java_execution verifies its commit.
+    With hoodie.etc.java.compaction=off recorded in the table, execute runs."""
+    from airflow_hudi_etc.hudi.properties import dumps, loads
+
+    w = World(tmp_path, 46, version=version)
+    _base(w)
+    _early_then_late(w, sorted(w.model)[:6])
+    res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 2 * H))
+    assert w.java.compact() == res.instant  # Java's inline compaction ran our first plan
+    assert java_execution(str(w.path), instant=res.instant)["executed_by"] == "java"
+    w.tick()
+    rows = [{**w.model[k], "ts": 700 + i, "value": 7.0, "event_time": T0 + 2 * H} for i, k in enumerate(sorted(w.model)[:3])]
+    write_batch(str(w.path), batch(rows))
+    w.applied(rows)
+    res2 = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 5 * H))
+    assert res2.outcome is Outcome.SCHEDULED, res2
+    before = _files(w.path)
+    with pytest.raises(JavaCompactionError, match="hoodie.compact.inline=false") as e:
+        execute(str(w.path))
+    assert e.value.code == "java_compaction" and "compaction.async.enabled=false" in str(e.value)
+    assert _files(w.path) == before
+    props = w.path / ".hoodie/hoodie.properties"
+    kv = loads(props.read_text())
+    kv["hoodie.etc.java.compaction"] = "off"  # the user turned Java's compaction off and recorded it
+    props.write_text(dumps(kv))
+    assert execute(str(w.path))["status"] == "completed"
+    w.check()
+
+
+def _planned_with_copies(tmp_path, seed: int, **kw) -> tuple[World, str]:
+    w = World(tmp_path, seed)
+    _base(w)
+    _early_then_late(w, sorted(w.model)[:6])
+    res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 2 * H), **kw)
+    assert res.outcome is Outcome.SCHEDULED, res
+    return w, res.instant
+
+
+@pytest.mark.parametrize("how", ["write", "rollback-block"])
+def test_java_appending_into_our_copy_is_never_deleted(tmp_path, how):
+    """Finding 2 (E-B): on storage Java appends on, a Java writer appends its committed blocks into
+    our last copy (or a Java rollback its command block). Unschedule (which deleted the copy with
+    Java's records) and execute refuse with a typed error naming the repair, changing nothing;
+    Java executing the plan keeps every record (model)."""
+    w, c = _planned_with_copies(tmp_path, 42)
+    java = JavaHudi(w.path, 42, append=True)
+    k = sorted(w.model)[0]
+    row = {**w.model[k], "ts": 900, "value": 33.0}
+    if how == "write":
+        _t, paths = java.write(batch([row]))
+        w.applied([row])
+    else:
+        _t, paths = java.failed_write_then_rollback(batch([row]))
+    assert all(p.endswith("_" + LINK_TOKEN) and f"_{c}.log." in p for p in paths), paths  # into our copy
+    w.check()
+    before = _files(w.path)
+    with pytest.raises(HudiEtcError, match="let Java execute the plan") as e:
+        unschedule(str(w.path), instant=c)
+    assert e.value.code == "invalid_timeline"
+    with pytest.raises(HudiEtcError, match="let Java execute the plan"):
+        execute(str(w.path))
+    assert _files(w.path) == before  # nothing changed
+    w.check()
+    assert java.compact() == c  # the repair
+    w.check()
+    assert snapshot(w.path) == w.model
+
+
+def test_java_appending_into_the_split_placeholder_is_never_deleted(tmp_path):
+    """Finding 2 with exact split and nothing re-exposed: the empty placeholder is slice C's latest
+    log, so Java appends into it; unschedule and a rollback of a crashed execution would delete it."""
+    w, res, keys = _exact_split_planned(tmp_path, 43)
+    java = JavaHudi(w.path, 43, append=True)
+    row = {**w.model[keys[0]], "ts": 900, "value": 33.0}
+    _t, paths = java.write(batch([row]))
+    w.applied([row])
+    assert paths and all(p.endswith(f"_{res.instant}.log.1_{LINK_TOKEN}") for p in paths)
+    before = _files(w.path)
+    for cmd in (lambda: unschedule(str(w.path), instant=res.instant), lambda: execute(str(w.path))):
+        with pytest.raises(HudiEtcError, match="let Java execute the plan"):
+            cmd()
+    assert _files(w.path) == before
+    assert java.compact() == res.instant
+    w.check()
+
+
+def test_orphan_cleanup_keeps_a_copy_name_holding_newer_blocks(tmp_path):
+    """Finding 2/4: a file under an orphan copy's name holding blocks newer than its slice (a Java
+    writer's, appended or re-created after an unschedule) is never deleted by the orphan cleanup."""
+    from airflow_hudi_etc.compaction.plans import remove_orphan_links
+    from java_sim import append_bytes
+
+    w, c = _planned_with_copies(tmp_path, 44)
+    storage = Storage(str(w.path))
+    copies = sorted(str(p.relative_to(w.path)) for p in w.path.rglob(f"*_{c}.log.*_{LINK_TOKEN}"))
+    for p in (w.path / ".hoodie").glob(f"{c}.compaction.*"):  # as a schedule that died before publishing
+        p.unlink()
+    for p in (w.path / ".hoodie/.aux").glob(f"{c}.*"):
+        p.unlink()
+    append_bytes(storage, copies[-1], lf.encode_rollback_block("29991231000000000", "29991230000000000"))
+    gone = remove_orphan_links(HudiTable.load(storage), grace=dt.timedelta(0))
+    assert copies[-1] not in gone and (w.path / copies[-1]).exists()
+    assert set(gone) == set(copies[:-1])
+
+
+def test_schedule_refuses_copies_on_storage_java_appends_on(tmp_path, monkeypatch):
+    """Finding 2: on hdfs:// and the other schemes of Java's StorageSchemes.isAppendSupported a plan
+    with copies (or an exact-split placeholder) is refused, typed, nothing written; a plan that
+    re-exposes nothing is still made."""
+    import fsspec
+
+    from airflow_hudi_etc.compaction.plans import JAVA_APPEND_SCHEMES, java_appends_on
+
+    assert set(JAVA_APPEND_SCHEMES) == {"hdfs", "viewfs", "maprfs", "afs", "igfs", "ofs", "jfs", "cfs", "dfs"}
+    assert not any(java_appends_on(Storage(u)) for u in ("/t", "s3://b/t", "gs://b/t", "abfs://c@a/t"))
+    w = World(tmp_path, 45)
+    _base(w)
+    _early_then_late(w, sorted(w.model)[:6])
+    st = Storage(str(w.path))
+    st.protocol, st._fs = "hdfs", fsspec.filesystem("file")  # the local table seen as on HDFS
+    assert java_appends_on(st)
+    before = _files(w.path)
+    for exact in (False, True):
+        with pytest.raises(UnsupportedFeatureError, match="appends"):
+            schedule(st, data_latency="1h", compaction_time=iso(T0 + 2 * H), exact_split=exact)
+        assert _files(w.path) == before
+
+
 # ----------------------------------------------------------------- random interleavings
 OPS = ("our_write", "our_delete", "java_write", "java_delete", "java_failed_write", "schedule", "execute",
        "java_compact", "unschedule", "our_clean", "java_clean")
@@ -840,7 +1046,13 @@ def run_interleaving(tmp_path, seed: int, steps: int, version: int = 6) -> dict:
                 counts["plans"] += 1
         elif op in ("execute", "java_compact") and pending:
             c = pending[0].timestamp
-            (execute(str(w.path)) if op == "execute" else w.java.compact())
+            if op == "execute":
+                try:
+                    execute(str(w.path))
+                except JavaCompactionError:  # finding 3: Java compacts this table; it executes ours too
+                    op = "java_compact"
+            if op == "java_compact":
+                w.java.compact()
             counts["executed_by_" + ("us" if op == "execute" else "java")] += 1
             if c in plan_at:
                 w.check_ro(*plan_at[c])
@@ -859,7 +1071,10 @@ def run_interleaving(tmp_path, seed: int, steps: int, version: int = 6) -> dict:
         w.check()
     # the end: everything compacted by whoever, the table valid and every key once
     if Timeline.load(Storage(str(w.path))).pending_compactions:
-        execute(str(w.path))
+        try:
+            execute(str(w.path))
+        except JavaCompactionError:
+            w.java.compact()
     w.check()
     report = validate(str(w.path))
     assert report["ok"], report["problems"]

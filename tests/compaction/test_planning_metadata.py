@@ -67,7 +67,7 @@ GOOD = _commit([_log_stat("p/.f1_20240101000000000.log.1_0-1-0"),
 def test_fast_decode_is_used_and_gives_the_json_paths_values(monkeypatch):
     assert tlm._STATS_DECODER is not None, "msgspec (a dependency of Airflow) should be importable here"
     assert tlm._decode_fast(GOOD) is not None
-    want = [("p/.f1_20240101000000000.log.1_0-1-0", 5, 7, 1, 0)]  # log stats only, written by hand
+    want = [("p/.f1_20240101000000000.log.1_0-1-0", 5, 7, 1, 0, None)]  # log stats only, written by hand
     assert load_log_write_stats(GOOD) == want
     assert _slow_verdict(GOOD, monkeypatch) == ("ok", want)
 

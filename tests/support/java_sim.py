@@ -38,6 +38,7 @@ import pyarrow as pa
 from airflow_hudi_etc.compaction.executor import write_base_table
 from airflow_hudi_etc.hudi import avro_models as am
 from airflow_hudi_etc.hudi import logformat as lf
+from airflow_hudi_etc.hudi.ordering_facts import STAT_KEY
 from airflow_hudi_etc.hudi.fsview import base_file_name
 from airflow_hudi_etc.hudi.plan import read_plan
 from airflow_hudi_etc.hudi.properties import dumps, loads
@@ -61,19 +62,38 @@ def _table_version(storage: Storage) -> int:
     return int(loads(storage.read_text(".hoodie/hoodie.properties")).get("hoodie.table.version", "6"))
 
 
+#: ``StorageSchemes.isAppendSupported`` (hc/common/fs/StorageSchemes.java): where Java appends to a log
+APPEND_SCHEMES = ("hdfs", "viewfs", "maprfs", "afs", "igfs", "ofs", "jfs", "cfs", "dfs")
+
+
+class JavaRollbackError(Exception):
+    """What a Java rollback throws (``HoodieRollbackException``), with Java's message."""
+
+
 class JavaHudi:
-    def __new__(cls, path, seed: int = 0):
+    """``append``: the table is on storage whose scheme Java appends on (HDFS...): writers and
+    rollback command blocks go *into* the slice's latest log. ``incremental_view``:
+    ``hoodie.filesystem.view.incr.timeline.sync.enable=true`` in a long-lived writer: a pending
+    compaction it learns incrementally is an empty slice C (no listing). ``line``: the Java line
+    whose marker-based rollback runs ("0.14", or "1.x" for a Hudi 1.x writer kept at version 6)."""
+
+    def __new__(cls, path, seed: int = 0, **kw):
         if cls is JavaHudi and _table_version(Storage(str(path))) >= 8:
             from java_sim_v8 import JavaHudi1x
 
             return super().__new__(_JavaHudi1x(JavaHudi1x))
         return super().__new__(cls)
 
-    def __init__(self, path, seed: int = 0):
+    def __init__(self, path, seed: int = 0, *, append: bool = False, incremental_view: bool = False,
+                 line: str = "0.14"):
         self.storage = Storage(str(path))
         self.rng = random.Random(seed)
         self.stage = self.rng.randint(5, 40)
         self.version = _table_version(self.storage)
+        self.append = append
+        self.incremental_view = incremental_view
+        self.line = line
+        self._own_logs: dict[tuple[str, str, str], list[str]] = defaultdict(list)  # incr. view: what it wrote
 
     def _token(self, partition_id: int) -> str:
         self.stage += 1
@@ -92,17 +112,29 @@ class JavaHudi:
                 out[(s.partition, k)] = s.file_id
         return out
 
-    def _target_slice(self, table: HudiTable, part: str, fid: str) -> tuple[str, str | None, int]:
-        """(base instant, base file name, new log version) of the slice Java appends to."""
+    def _target_slice(self, table: HudiTable, part: str, fid: str) -> tuple[str, str | None, int, str | None]:
+        """(base instant, base file name, log version, log to append into or None) of the slice
+        Java writes to: ``HoodieWriteHandle.createLogWriter`` takes the view's latest log of the
+        slice (version and write token; none: version 1 with the task's token); where the path
+        exists ``HoodieLogFormatWriter.getOutputStream`` appends (append schemes) or rolls over to
+        the *listed* max version + 1."""
         pending = table.pending_compaction_groups()
         view = table.file_system_view()
         g = view.group(part, fid)
         s = view.latest_slice_of(g, view.timeline, merge_pending=True)
         base = s.base_file.name if s is not None and s.base_file is not None else None
         inst = pending.get((part, fid)) or s.base_instant
-        versions = [x.version for x in view.all_log_files()
-                    if x.partition == part and x.file_id == fid and x.base_instant == inst]
-        return inst, base, max(versions, default=0) + 1
+        listed = [x for x in view.all_log_files() if x.partition == part and x.file_id == fid and x.base_instant == inst]
+        known = listed
+        if self.incremental_view and inst in pending.values():  # learnt as an empty slice C
+            own = set(self._own_logs[(part, fid, inst)])
+            known = [x for x in listed if x.path in own]
+        if not known:
+            return inst, base, 1, None
+        latest = max(known, key=lambda x: lf.log_file_sort_key(x.name))
+        if self.append:
+            return inst, base, latest.version, latest.path
+        return inst, base, max(x.version for x in listed) + 1, None
 
     def write(self, batch: pa.Table, operation: str = "upsert", *, commit: bool = True) -> tuple[str, list[str]]:
         table = HudiTable.load(self.storage)
@@ -130,12 +162,15 @@ class JavaHudi:
                 units.append(WriteUnit(self.storage, "insert", t, idx, part, new_fid, name, _ipc(sub), schema_json,
                                        cfg.precombine_field, cfg.event_time_field))
                 continue
-            inst, base, v = self._target_slice(table, part, fid)
-            name = lf.format_log_file_name(fid, inst, v, self._token(idx))
+            inst, base, v, into = self._target_slice(table, part, fid)
+            name = into.rsplit("/", 1)[-1] if into else lf.format_log_file_name(fid, inst, v, self._token(idx))
             units.append(WriteUnit(self.storage, "update" if operation == "upsert" else "delete", t, idx, part, fid,
                                    name, _ipc(sub), schema_json, cfg.precombine_field, cfg.event_time_field, inst,
                                    base, v))
-        stats = [write_unit(u) for u in units]
+            self._own_logs[(part, fid, inst)].append(units[-1].path)
+        stats = [self._write_unit(u) for u in units]
+        for st in stats:  # our writer's ordering facts: no Java writer records them
+            st.pop(STAT_KEY, None)
         for part in sorted({u.partition for u in units}):
             if part:
                 _ensure_partition_metadata(self.storage, part, t)
@@ -146,6 +181,19 @@ class JavaHudi:
             meta = commit_metadata(p2s, operation=operation.upper(), schema=json.dumps(schema, separators=(",", ":")))
             self.storage.create_if_absent(req.path(State.COMPLETED), dump_commit_metadata(meta))
         return t, [u.path for u in units]
+
+    def _write_unit(self, u: WriteUnit) -> dict:
+        if u.kind == "insert" or not self.storage.exists(u.path):
+            return write_unit(u)
+        # fs.append: the blocks go at the end of the existing log (the same name, the same token)
+        from airflow_hudi_etc.hudi.writer import _from_ipc, encode_log_file
+
+        data = encode_log_file(u, _from_ipc(u.rows))
+        append_bytes(self.storage, u.path, data)
+        return write_stat(file_id=u.file_id, path=u.path, partition_path=u.partition, prev_commit=u.base_instant,
+                          num_writes=0 if u.kind == "delete" else _from_ipc(u.rows).num_rows,
+                          file_size=self.storage.size(u.path), base_file=u.base_file, log_files=[u.file_name],
+                          log_version=u.log_version)
 
     def failed_write_then_rollback(self, batch: pa.Table, operation: str = "upsert") -> tuple[str, list[str]]:
         """A write that dies after its files, then the next Java writer's eager rollback of it
@@ -161,11 +209,16 @@ class JavaHudi:
             for rel in logs:
                 part, name = (rel.rsplit("/", 1) if "/" in rel else ("", rel))
                 p = lf.parse_log_file_name(name)
-                versions = [x.version for x in table.file_system_view().all_log_files()
-                            if x.partition == part and x.file_id == p.file_id and x.base_instant == p.base_instant]
-                nm = lf.format_log_file_name(p.file_id, p.base_instant, max(versions) + 1, "1-0-1")
-                dst = f"{part}/{nm}" if part else nm
-                self.storage.create_if_absent(dst, lf.encode_rollback_block(r, t))
+                slice_logs = [x for x in table.file_system_view().all_log_files()
+                              if x.partition == part and x.file_id == p.file_id and x.base_instant == p.base_instant]
+                if self.append:  # BaseRollbackHelper: the writer without a version appends to the latest log
+                    dst = max(slice_logs, key=lambda x: lf.log_file_sort_key(x.name)).path
+                    append_bytes(self.storage, dst, lf.encode_rollback_block(r, t))
+                else:
+                    nm = lf.format_log_file_name(p.file_id, p.base_instant,
+                                                 max(x.version for x in slice_logs) + 1, "1-0-1")
+                    dst = f"{part}/{nm}" if part else nm
+                    self.storage.create_if_absent(dst, lf.encode_rollback_block(r, t))
                 blocks.append(dst)
 
         created: dict[str, list[str]] = defaultdict(list)  # CREATE markers: the new base files go
@@ -179,17 +232,43 @@ class JavaHudi:
         return t, blocks
 
     # ------------------------------------------------------------------ table services
-    def compact(self) -> str | None:
-        """HoodieCompactor on the first pending plan (links dropped by Java's plan schema)."""
+    def rollback_inflight_compaction(self, c: str) -> list[str]:
+        """``HoodieTable.rollbackInflightCompaction`` (no heartbeat check): a marker-based rollback
+        of C (``MarkerBasedRollbackStrategy.getRollbackRequests``: every CREATE/MERGE-marked file
+        deleted; a Hudi 1.x writer on a version-6 table throws on a CREATE/MERGE marker naming a
+        log file), C's markers gone, then ``revertInstantFromInflightToRequested``. Returns the
+        deleted files."""
+        doomed = marked_files(self.storage, c)
+        if self.line != "0.14":
+            logs = [f for f in doomed if lf.parse_log_file_name(f.rsplit("/", 1)[-1]) is not None]
+            if logs:
+                raise JavaRollbackError(f"Log files should have only APPEND as IOTypes {self.storage.uri(logs[0])}")
+        files: dict[str, list[str]] = defaultdict(list)
+        for f in doomed:
+            files[f.rsplit("/", 1)[0] if "/" in f else ""].append(f)
+        rollback_with_instant(self.storage, instant=c, action=Action.COMPACTION, files=files)
+        delete_marker_dir(self.storage, c)
+        self.storage.delete(Instant(c, Action.COMPACTION, State.INFLIGHT).path())
+        return doomed
+
+    def compact(self, *, between=None) -> str | None:
+        """``SparkRDDTableServiceClient.compact`` on the first pending plan: an inflight one is
+        rolled back first (:meth:`rollback_inflight_compaction`); then ``HoodieCompactor`` (links
+        dropped by Java's plan schema: base + ``deltaFilePaths`` only), each new base file after its
+        CREATE marker; then ``reconcileAgainstMarkers`` deletes every CREATE/MERGE-marked file of C
+        not in its write stats; ``C.commit`` (extra metadata: the schema alone); the markers go.
+        ``between(c)`` runs after the base files are written, before the reconcile (a concurrent
+        process)."""
         table = HudiTable.load(self.storage)
         pending = table.timeline.pending_compactions
         if not pending:
             return None
         c = pending[0].timestamp
+        if pending[0].state is State.INFLIGHT:
+            self.rollback_inflight_compaction(c)
         plan = read_plan(self.storage, c)
         infl = Instant(c, Action.COMPACTION, State.INFLIGHT)
-        if not self.storage.exists(infl.path()):
-            self.storage.create_if_absent(infl.path(), b"")
+        self.storage.create_if_absent(infl.path(), b"")
         schema_json = json.dumps(table.avro_schema_with_meta, separators=(",", ":"))
         p2s = defaultdict(list)
         for idx, op in enumerate(plan.operations):
@@ -197,19 +276,26 @@ class JavaHudi:
                                  tuple(op.path(n) for n in op.compact_logs))  # deltaFilePaths only
             merged = table.read_slice(spec, skip_base_columns=(FILE_NAME,))
             name = base_file_name(op.file_id, self._token(idx), c)
+            mark(self.storage, c, op.path(name), "CREATE")
             out = write_base_table(table, op.path(name), merged, name, schema_json, table.config.event_time_field)
             st = write_stat(file_id=op.file_id, path=op.path(name), partition_path=op.partition,
                             prev_commit=op.base_instant, num_writes=out.rows, file_size=out.size)
             st.update(totalLogFilesCompacted=len(op.compact_logs))
             p2s[op.partition].append(st)
+        if between is not None:
+            between(c)
+        reconcile_against_markers(self.storage, c, {st["path"] for sts in p2s.values() for st in sts})
         meta = commit_metadata(p2s, operation="COMPACT", schema=json.dumps(table.avro_schema, separators=(",", ":")),
                                compacted=True)
         self.storage.create_if_absent(infl.path(State.COMPLETED), dump_commit_metadata(meta))
+        delete_marker_dir(self.storage, c)
         return c
 
     def clean(self, retain_commits: int = 10) -> list[str]:
-        """KEEP_LATEST_COMMITS (CleanPlanner): delete non-latest slices older than the earliest
-        retained commit, logs included; slices a pending compaction needs are spared."""
+        """KEEP_LATEST_COMMITS (``CleanPlanner.getFilesToCleanKeepingLatestCommits``): per file
+        group, the latest slice and the latest slice older than the earliest retained commit
+        (``lastVersionBeforeEarliestCommitToRetain``) stay; every other slice older than that
+        commit goes, logs included; slices a pending compaction needs are spared."""
         table = HudiTable.load(self.storage)
         tl = table.timeline
         commits = [i.timestamp for i in tl.completed_writes]
@@ -226,8 +312,10 @@ class JavaHudi:
         doomed: dict[str, list[str]] = defaultdict(list)
         for (part, fid), g in view.groups.items():
             insts = [i for i in g.slice_instants() if tl.is_committed(i) or i in tl.pending_compaction_times]
+            before = max((i for i in insts if i < earliest), default=None)
             for inst in insts[:-1]:  # every slice but the latest
-                if inst >= earliest or (part, fid, inst) in spared or inst in tl.pending_compaction_times:
+                if inst >= earliest or inst == before or (part, fid, inst) in spared \
+                        or inst in tl.pending_compaction_times:
                     continue
                 s = g.slice(inst)
                 files = ([s.base_file.path] if s.base_file else []) + [x.path for x in s.log_files]
@@ -246,6 +334,40 @@ class JavaHudi:
 
         _execute(self.storage, table, c, plan, time.monotonic(), resumed=False)
         return [f for fs in doomed.values() for f in fs]
+
+
+def append_bytes(storage: Storage, rel: str, data: bytes) -> None:
+    """``fs.append``: ``data`` at the end of an existing file (same name)."""
+    storage.write_atomic(rel, storage.read_bytes(rel) + data)
+
+
+def mark(storage: Storage, instant: str, rel: str, kind: str) -> None:
+    """A DIRECT-layout marker ``.hoodie/.temp/<instant>/<partition>/<name>.marker.<kind>``."""
+    storage.create_if_absent(f".hoodie/.temp/{instant}/{rel}.marker.{kind}", b"")
+
+
+def marked_files(storage: Storage, c: str) -> list[str]:
+    """``DirectWriteMarkers.createdAndMergedDataPaths``: the files C's CREATE/MERGE markers name."""
+    root = f".hoodie/.temp/{c}/"
+    out = []
+    for f in storage.walk_files(root.rstrip("/"), skip_dirs=()):
+        inner, sep, kind = f.path[len(root):].rpartition(".marker.")
+        if sep and kind in ("CREATE", "MERGE"):
+            out.append(inner)
+    return sorted(out)
+
+
+def reconcile_against_markers(storage: Storage, c: str, valid: set[str]) -> list[str]:
+    """``HoodieTable.reconcileAgainstMarkers``: every CREATE/MERGE-marked file of C that is not in
+    the commit's write stats is deleted (a task attempt's leftovers, to Java)."""
+    gone = [f for f in marked_files(storage, c) if f not in valid and storage.delete(f)]
+    return gone
+
+
+def delete_marker_dir(storage: Storage, instant: str) -> None:
+    """``WriteMarkers.quietDeleteMarkerDir``."""
+    for f in list(storage.walk_files(f".hoodie/.temp/{instant}", skip_dirs=())):
+        storage.delete(f.path)
 
 
 _CLASSES: dict = {}

@@ -56,6 +56,7 @@ from airflow_hudi_etc.hudi.table import HudiTable, SliceReadSpec
 from airflow_hudi_etc.hudi.timeline import Action, Instant, State, Timeline
 from airflow_hudi_etc.hudi.timeline_v2 import complete_instant, next_time_layout2, parse_layout2
 from airflow_hudi_etc.hudi.writer import WriteUnit, _ensure_partition_metadata, _ipc, prepare_batch, write_unit
+from java_sim import delete_marker_dir, mark, marked_files, reconcile_against_markers
 
 #: the counters Java writes as 0 in every stat of the v8 fixture (the rest of the fields are null)
 _ZERO = ("numWrites", "numDeletes", "numUpdateWrites", "totalWriteBytes", "totalWriteErrors", "totalLogRecords",
@@ -308,7 +309,7 @@ class JavaHudi1x:
             am.COMPACTION_PLAN, am.compaction_plan(ops, missing_schedule_partitions=[])))
         return c
 
-    def compact(self, *, schedule: bool = False, instant: str | None = None) -> str | None:
+    def compact(self, *, schedule: bool = False, instant: str | None = None, between=None) -> str | None:
         """``HoodieCompactor`` on the first pending plan (or plan ``instant``), links and extra
         metadata dropped by Java's plan schema; with none pending and ``schedule``, Java plans its
         own first. Returns C."""
@@ -326,6 +327,8 @@ class JavaHudi1x:
             table = HudiTable.load(self.storage)
         else:
             return None
+        if any(i.timestamp == c and i.state is State.INFLIGHT for i in table.timeline.pending_compactions):
+            self.rollback_inflight_compaction(c)
         plan = self.read_plan(c)
         self._inflight(c, Action.COMPACTION, b"")
         schema_json = json.dumps(table.avro_schema_with_meta, separators=(",", ":"))
@@ -336,6 +339,7 @@ class JavaHudi1x:
             spec = SliceReadSpec(op.partition, op.file_id, op.path(op.base_file) if op.base_file else None, logs)
             merged = table.read_slice(spec, skip_base_columns=(FILE_NAME,))
             name = base_file_name(op.file_id, self._token(idx), c)
+            mark(self.storage, c, op.path(name), "CREATE")
             out = write_base_table(table, op.path(name), merged, name, schema_json, table.config.event_time_field)
             ms = int((time.monotonic() - t0) * 1000)
             log_size = sum(self.storage.size(p) for p in logs)
@@ -344,10 +348,38 @@ class JavaHudi1x:
                 numWrites=out.rows, totalWriteBytes=out.size, fileSizeInBytes=out.size, prevBaseFile=op.base_file,
                 totalLogFilesCompacted=len(logs), totalLogSizeCompacted=log_size, totalLogReadTimeMs=ms,
                 runtimeStats=RuntimeStats(ms, 0, ms)))
+        if between is not None:
+            between(c)
+        reconcile_against_markers(self.storage, c, {st.path for sts in p2s.values() for st in sts})
         complete_instant(self.storage, self.meta_dir, c, Action.COMPACTION, self.now(),
                          _meta(p2s, operation="COMPACT", schema=json.dumps(table.avro_schema, separators=(",", ":")),
                                compacted=True))
+        delete_marker_dir(self.storage, c)
         return c
+
+    def rollback_inflight_compaction(self, c: str) -> list[str]:
+        """``rollbackInflightCompaction`` the 1.x way (no heartbeat check): table version >= 8
+        deletes every CREATE/MERGE-marked file (``createRollbackRequestForCreateAndMerge``), logs
+        included; ``<r>_<d>.rollback``; C's markers and inflight file go (back to requested)."""
+        doomed = marked_files(self.storage, c)
+        r = self.now()
+        by_part: dict[str, list[str]] = defaultdict(list)
+        for f in doomed:
+            by_part[f.rsplit("/", 1)[0] if "/" in f else ""].append(f)
+        requests = [{**am.rollback_request(part, None, None, [self.storage.uri(x) for x in fs]),
+                     "logBlocksToBeDeleted": None} for part, fs in sorted(by_part.items())]
+        self._requested(r, Action.ROLLBACK, am.write_avro_metadata(
+            am.ROLLBACK_PLAN, am.rollback_plan((c, Action.COMPACTION.value), requests)))
+        self._inflight(r, Action.ROLLBACK, b"")
+        for f in doomed:
+            self.storage.delete(f)
+        meta = am.rollback_metadata(r, [c], {part: {"successDeleteFiles": [self.storage.uri(x) for x in fs]}
+                                             for part, fs in by_part.items()}, [(c, Action.COMPACTION.value)], 0)
+        complete_instant(self.storage, self.meta_dir, r, Action.ROLLBACK, self.now(),
+                         am.write_avro_metadata(am.ROLLBACK_METADATA, meta))
+        delete_marker_dir(self.storage, c)
+        self.storage.delete(Instant(c, Action.COMPACTION, State.INFLIGHT, None, self.meta_dir).path())
+        return doomed
 
     # ------------------------------------------------------------------ clean
     def clean(self, retain_commits: int = 10) -> list[str]:

@@ -1,0 +1,349 @@
+"""Issue 25 items 1 and 3: schedule reads a kept slice's logs only when they can matter (ordering
+facts in our write stats), and logs without write stats are read once (the event-time index
+under .hoodie/.aux). Judged by hand-written facts and plans, the model's snapshot, and read counts."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pyarrow as pa
+import pytest
+
+from airflow_hudi_etc.compaction import flips
+from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.plans import read_plan
+from airflow_hudi_etc.compaction.scheduling import schedule
+from airflow_hudi_etc.hudi import log_index
+from airflow_hudi_etc.hudi.ordering_facts import STAT_KEY, OrderingFacts, from_json
+from airflow_hudi_etc.hudi.storage import Storage
+from airflow_hudi_etc.hudi.table import HudiTable
+from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from batches import batch
+from model import TableModel, random_history
+
+T0 = 1_700_000_000_000
+H = 3_600_000
+
+
+def iso(ms):
+    return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).isoformat()
+
+
+def row(key, ts, et_h):
+    return {"key": key, "ts": ts, "event_time": T0 + int(et_h * H), "value": float(ts), "note": None, "region": "a"}
+
+
+def table(tmp_path, payload="overwrite-latest"):
+    path = tmp_path / "t"
+    init_table(str(path), table_name="t", record_key="key", precombine_field="ts", event_time_field="event_time",
+               payload=payload)
+    return path
+
+
+def write(path, *rows):
+    return write_batch(str(path), batch(list(rows)))
+
+
+def delete(path, *keys):
+    return write_batch(str(path), pa.table({"key": list(keys), "region": ["a"] * len(keys)}), operation="delete")
+
+
+def log_stats(path):
+    """path → the write stat of every log our writer committed."""
+    t = HudiTable.load(str(path))
+    out = {}
+    for inst in t.timeline.completed_writes:
+        for sts in (t.commit_metadata(inst).get("partitionToWriteStats") or {}).values():
+            for st in sts:
+                if ".log." in (st.get("path") or ""):
+                    out[st["path"]] = st
+    return out
+
+
+class LogReads:
+    """Counts reads of log files made while planning (the prefix check's and the scans'; not
+    the copies of the re-exposed logs made before the plan is published)."""
+
+    def __init__(self, monkeypatch):
+        self.paths: list[str] = []
+        self.copying = False
+        real, real_copy = Storage.read_bytes, Storage.copy
+
+        def read_bytes(st, rel, *a, **k):
+            if ".log." in rel and not self.copying:
+                self.paths.append(rel)
+            return real(st, rel, *a, **k)
+
+        def copy(st, *a, **k):
+            self.copying = True
+            try:
+                return real_copy(st, *a, **k)
+            finally:
+                self.copying = False
+
+        monkeypatch.setattr(Storage, "read_bytes", read_bytes)
+        monkeypatch.setattr(Storage, "copy", copy)
+
+
+def plan_shape(path, instant):
+    plan = read_plan(HudiTable.load(str(path)), instant)
+    return sorted((op.file_id, len(op.compact_logs), len(op.links)) for op in plan.operations)
+
+
+def sched(path, threshold_h, **kw):
+    return schedule(str(path), data_latency="1h", compaction_time=iso(T0 + int((threshold_h + 1) * H)), **kw)
+
+
+# ------------------------------------------------------------------ the facts our writer records
+def test_writer_records_each_logs_ordering_facts(tmp_path):
+    path = table(tmp_path)
+    write(path, row("a", 5, 0), row("b", 5, 0))
+    write(path, row("a", 9, 0), row("b", 3, 1))
+    delete(path, "b")
+    facts = sorted((st["numWrites"], st["numDeletes"], json.dumps(st[STAT_KEY], sort_keys=True))
+                   for st in log_stats(path).values())
+    assert facts == [(0, 1, '{"data": 0, "deletes": 1, "max": null, "min": null}'),
+                     (2, 0, '{"data": 2, "deletes": 0, "max": 9, "min": 3}')]
+
+
+@pytest.mark.parametrize("bad", [None, 3, {"data": 1}, {"data": -1, "deletes": 0, "min": 1, "max": 2},
+                                 {"data": 1, "deletes": 0, "min": 2, "max": 1},
+                                 {"data": 1, "deletes": 0, "min": 1, "max": "z"},
+                                 {"data": 1, "deletes": 0, "min": None, "max": 1},
+                                 {"data": True, "deletes": 0, "min": 1, "max": 2},
+                                 {"data": 1, "deletes": 0, "min": [1], "max": [2]}])
+def test_malformed_facts_are_unknown(bad):
+    assert from_json(bad) is None
+
+
+F = OrderingFacts
+
+
+@pytest.mark.parametrize("eto,compact,remain,want", [
+    (False, [F(2, 0, 1, 5)], [F(2, 0, 5, 9)], False),  # rises (ties do not flip)
+    (False, [F(2, 0, 1, 5)], [F(2, 0, 4, 9)], True),  # a remaining value below the prefix's largest
+    (False, [F(2, 0, 1, 5)], [F(0, 3, None, None)], False),  # natural-order deletes only
+    (False, [F(0, 3, None, None)], [F(2, 0, 1, 2)], False),  # nothing to flip against
+    (False, [F(2, 0, 1, 5), None], [F(2, 0, 7, 9)], True),  # unknown: read
+    (False, [F(2, 0, 1, 5)], [F(2, 0, "a", "b")], True),  # incomparable: as the read, a flip
+    (True, [F(2, 0, 1, 5)], [F(2, 0, 0, 1)], False),  # event-time ordering: no delete in the prefix
+    (True, [F(2, 1, 1, 5)], [F(2, 0, 7, 9)], True),  # a delete, and data after it
+    (True, [F(2, 1, 1, 5)], [F(0, 2, None, None)], False),  # a delete, but no data after it
+])
+def test_may_flip_by_hand(eto, compact, remain, want):
+    assert flips.may_flip(eto, compact, remain) is want
+
+
+# ------------------------------------------------------------------ plans, with and without facts
+def _hand_tables(tmp_path):
+    """(payload, writes, threshold hours, compacted logs per group, reads needed) written by hand."""
+    return [
+        # rising ordering values: log 1 qualifies, logs 2-3 stay; nothing read
+        ("overwrite-latest", [[("a", 5, 0), ("b", 5, 0)], [("a", 6, 0)], [("a", 7, 5)], [("b", 8, 6)]], 2, 1, False),
+        # a falls back to 3 after the threshold: the prefix grows by log 2 (read to find out)
+        ("overwrite-latest", [[("a", 5, 0), ("b", 5, 0)], [("a", 9, 0), ("b", 6, 0)], [("a", 3, 5)], [("b", 8, 7)]],
+         2, 2, True),
+        # event-time ordering, falling values, no delete: no extension, nothing read
+        ("event-time-ordering", [[("a", 5, 0), ("b", 5, 0)], [("a", 9, 0)], [("a", 3, 5)]], 2, 1, False),
+        # event-time ordering, a delete in the prefix and a re-insert after it: read, extended
+        ("event-time-ordering", [[("a", 9, 0), ("b", 1, 0)], "delete a", [("a", 3, 5)]], 2, 2, True),
+    ]
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_hand_written_plans_and_reads(tmp_path, monkeypatch, case):
+    payload, writes, th, n_compact, reads = _hand_tables(tmp_path)[case]
+    path = table(tmp_path, payload)
+    for w in writes:
+        if w == "delete a":
+            delete(path, "a")
+        else:
+            write(path, *[row(k, ts, et) for k, ts, et in w])
+    counted = LogReads(monkeypatch)
+    calls = []
+    real = flips.flip_safe_selection
+    monkeypatch.setattr("airflow_hudi_etc.compaction.scheduling.flip_safe_selection",
+                        lambda *a: calls.append(1) or real(*a))
+    res = sched(path, th)
+    assert res.instant, res.reason
+    ((_, compacted, _),) = plan_shape(path, res.instant)
+    assert compacted == n_compact
+    assert bool(calls) is reads
+    assert bool(counted.paths) is reads
+
+
+def _strip_facts(path):
+    """The same table as Java would have written it with event-time stats: no ordering facts."""
+    hoodie = path / ".hoodie"
+    for f in hoodie.glob("*.deltacommit"):
+        meta = json.loads(f.read_bytes())
+        for sts in meta["partitionToWriteStats"].values():
+            for st in sts:
+                st.pop(STAT_KEY, None)
+        f.write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("payload,monotone", [("overwrite-latest", True), ("overwrite-latest", False),
+                                              ("event-time-ordering", False)])
+def test_random_histories_plan_as_the_full_read_and_keep_the_models_snapshot(tmp_path, monkeypatch, seed, payload,
+                                                                            monotone):
+    plans = {}
+    for mode in ("facts", "full-read"):
+        path = tmp_path / mode / "h"
+        path.parent.mkdir()
+        init_table(str(path), table_name="h", record_key="key", precombine_field="ts", event_time_field="event_time",
+                   partition_field="region", payload=payload)
+        model = TableModel("ts", event_time_ordering=payload == "event-time-ordering")
+        for op, rows in random_history(seed, 7, monotone_ordering=monotone):
+            if op == "upsert":
+                write_batch(str(path), batch(rows))
+                model.upsert(rows, "key")
+            else:
+                keys = [r["key"] for r in rows]
+                write_batch(str(path), pa.table({"key": keys, "region": [r["region"] for r in rows]}),
+                            operation="delete")
+                model.delete(keys)
+        with monkeypatch.context() as m:
+            if mode == "full-read":  # the path before the facts: every kept slice's logs read
+                m.setattr("airflow_hudi_etc.compaction.scheduling.may_flip", lambda *a: True)
+            calls = []
+            real = flips.flip_safe_selection
+            m.setattr("airflow_hudi_etc.compaction.scheduling.flip_safe_selection",
+                      lambda *a: calls.append(1) or real(*a))
+            # the history's wall clock: batch b at t0 + b hours, events up to hours late
+            res = schedule(str(path), data_latency="1h", compaction_time=iso(T0 + 5 * H))
+        if res.instant is None:
+            plans[mode] = None
+            continue
+        plans[mode] = plan_shape(path, res.instant)
+        if mode == "facts" and payload == "overwrite-latest" and monotone:
+            assert not calls  # ordering values rise with arrival: no slice can flip, none read
+        assert execute(str(path))["status"] == "completed"
+        snap = HudiTable.load(str(path)).read()
+        got = {r["key"]: (r["ts"], r["value"]) for r in snap.to_pylist()}
+        assert got == {k: (v["ts"], v["value"]) for k, v in model.snapshot().items()}
+    # file ids differ between the two tables (random): compare the multisets of shapes
+    shape = [None if p is None else sorted(x[1:] for x in p) for p in (plans["facts"], plans["full-read"])]
+    assert shape[0] == shape[1]
+
+
+# ------------------------------------------------------------------ the event-time index (item 3)
+def _java_like(tmp_path, keys=("a", "b", "c")):
+    """A table whose logs carry no event-time write stats and no ordering facts (as Java writes
+    them without an event-time field): 3 logs per group, ordering values rising."""
+    path = table(tmp_path)
+    write(path, *[row(k, 1, 0) for k in keys])  # one file group
+    for v, et in ((2, 0), (3, 5), (4, 6)):
+        write(path, *[row(k, v, et) for k in keys])
+    hoodie = path / ".hoodie"
+    for f in hoodie.glob("*.deltacommit"):
+        meta = json.loads(f.read_bytes())
+        for sts in meta["partitionToWriteStats"].values():
+            for st in sts:
+                if ".log." in st["path"]:
+                    st.pop(STAT_KEY, None)
+                    st["minEventTime"] = st["maxEventTime"] = None
+        f.write_text(json.dumps(meta))
+    return path
+
+
+def _unschedule(path, instant):
+    from airflow_hudi_etc.compaction.lifecycle import unschedule
+
+    unschedule(str(path), instant=instant)
+
+
+def test_logs_without_stats_are_read_once_then_come_from_the_index(tmp_path, monkeypatch):
+    path = _java_like(tmp_path)
+    logs = sorted(p for p in log_stats(path))
+    counted = LogReads(monkeypatch)
+    res = sched(path, 2)
+    assert res.instant, res.reason
+    assert sorted(counted.paths) == logs  # each log read once: its event times and facts together
+    shape = plan_shape(path, res.instant)
+    assert [x[1:] for x in shape] == [(1, 2)]
+    plan = read_plan(HudiTable.load(str(path)), res.instant)
+    assert plan.extra["hoodie.etc.event.time.source"] == "scan"
+    idx = json.loads((path / log_index.INDEX_PATH).read_bytes())
+    assert sorted(idx["logs"]) == logs
+    first = [p for p in logs if p.endswith(".log.1_0-1-0")][0]
+    assert idx["logs"][first][1:] == [T0, T0, {"data": 3, "deletes": 0, "min": 2, "max": 2}]  # a, b, c at ts 2
+    _unschedule(path, res.instant)
+
+    counted.paths.clear()
+    res2 = sched(path, 2)
+    assert counted.paths == []  # the second schedule over the same logs reads none of them
+    assert plan_shape(path, res2.instant) == shape
+
+
+@pytest.mark.parametrize("damage", ["garbage", "other-field", "size", "entry"])
+def test_a_lost_damaged_or_stale_index_is_not_trusted(tmp_path, monkeypatch, damage):
+    path = _java_like(tmp_path)
+    logs = sorted(log_stats(path))
+    res = sched(path, 2)
+    shape = plan_shape(path, res.instant)
+    _unschedule(path, res.instant)
+    f = path / log_index.INDEX_PATH
+    idx = json.loads(f.read_bytes())
+    # a false entry for log 3 (event time 5 h: it stays out of the plan) that claims day 0
+    third = [p for p in logs if p.endswith(".log.3_0-1-0")][0]
+    if damage == "garbage":
+        f.write_bytes(b"{not json")
+    elif damage == "other-field":
+        idx["eventTimeField"] = "other"
+        idx["logs"][third][1:3] = [T0, T0]
+        f.write_text(json.dumps(idx))
+    elif damage == "size":  # the file grew since (append storage): its entry no longer counts
+        idx["logs"][third][0] += 1
+        idx["logs"][third][1:3] = [T0, T0]
+        f.write_text(json.dumps(idx))
+    else:
+        idx["logs"][third] = ["x", T0, T0, None]
+        f.write_text(json.dumps(idx))
+    counted = LogReads(monkeypatch)
+    res2 = sched(path, 2)
+    assert plan_shape(path, res2.instant) == shape  # log 3 still stays out
+    want = logs if damage in ("garbage", "other-field") else [third]
+    assert sorted(counted.paths) == want
+
+
+# ------------------------------------------------------------------ re-exposed logs made by a pool (item 4)
+def _many_groups(tmp_path):
+    keys = [f"k{i}" for i in range(12)]
+    rows = [{**row(k, 1, 0), "region": f"r{i}"} for i, k in enumerate(keys)]  # 12 file groups
+    init = tmp_path / "t"
+    init_table(str(init), table_name="t", record_key="key", precombine_field="ts", event_time_field="event_time",
+               partition_field="region")
+    write_batch(str(init), batch(rows))
+    for v, et in ((2, 0), (3, 5), (4, 6)):
+        write_batch(str(init), batch([{**r, "ts": v, "event_time": T0 + et * H} for r in rows]))
+    return init
+
+
+def test_a_failing_copy_removes_every_link_the_pool_made(tmp_path, monkeypatch):
+    from airflow_hudi_etc.compaction import plans
+
+    path = _many_groups(tmp_path)
+    real = Storage.copy
+    seen = []
+
+    def copy(st, src, dst):
+        seen.append(dst)
+        if len(seen) == 7:
+            raise OSError("the store refused")
+        return real(st, src, dst)
+
+    monkeypatch.setattr(Storage, "copy", copy)
+    monkeypatch.setenv(plans.LINK_WORKERS_ENV, "4")
+    with pytest.raises(OSError, match="refused"):
+        sched(path, 2, link_mode="copy")
+    assert len(seen) >= 7
+    left = [p for p in (path).rglob("*") if "999999999-0-0" in p.name or ".hudi-etc-tmp" in p.name]
+    assert left == []
+    assert not list((path / ".hoodie").glob("*.compaction.requested"))
+    monkeypatch.setattr(Storage, "copy", real)
+    res = sched(path, 2, link_mode="copy")  # and a schedule after it makes the 24 copies
+    assert res.instant and sum(x[2] for x in plan_shape(path, res.instant)) == 24
+    assert len([p for p in path.rglob("*") if "999999999-0-0" in p.name]) == 24
