@@ -3,6 +3,11 @@
 Every mutating command (write, schedule, execute, rollback, unschedule, clean) first calls
 :func:`check_writable`, which refuses, before anything is written:
 
+* **a symbolic link anywhere under ``.hoodie/``** (``.temp/<instant>``, ``.heartbeat``, ``.aux``,
+  ``archived``, ``metadata``, ...): markers, heartbeats and the metadata folder are removed by
+  these commands, and a planted link would carry the removal out of the table (typed
+  ``unsafe_path``; :func:`require_no_links_under_meta`). The storage layer refuses a change
+  through a linked folder as well (:meth:`~airflow_hudi_etc.hudi.storage.Storage.check_no_links`).
 * **a metadata table** (MDT): ``hoodie.table.metadata.partitions`` or ``...partitions.inflight``
   non-empty, or a ``.hoodie/metadata`` folder. Java writers list files through it and never
   re-sync, so anything we write, compact or clean would be invisible to them or deleted under
@@ -81,6 +86,17 @@ def _folder_exists(storage) -> bool:
     return bool(storage.list_dirs(MDT_DIR) or storage.list(MDT_DIR)) or storage.exists(MDT_DIR)
 
 
+def require_no_links_under_meta(storage) -> None:
+    """Refuse (``unsafe_path``) a table with a symbolic link anywhere under ``.hoodie/``."""
+    from .errors import UnsafePathError
+
+    links = storage.links_below(".hoodie")
+    if links:
+        shown = ", ".join(links[:5]) + (f" and {len(links) - 5} more" if len(links) > 5 else "")
+        raise UnsafePathError(f"{shown}: a symbolic link under .hoodie/; hudi-etc never follows one out of the "
+                              f"table (nothing was written). Remove the link (and restore the folder) first")
+
+
 def require_no_metadata_table(storage, config: TableConfig) -> None:
     st = metadata_table_state(storage, config)
     if not st.present:
@@ -131,6 +147,7 @@ def drop_metadata_table(storage) -> dict:
 
     config = load_table_config(storage)
     timeline = Timeline.load(storage, config)  # a half-upgraded table is refused first (spec §8)
+    require_no_links_under_meta(storage)  # .hoodie/metadata a link: never removed through it
     st = metadata_table_state(storage, config)
     if st.present:
         building = [i.timestamp for i in timeline.instants
@@ -150,6 +167,7 @@ def drop_metadata_table(storage) -> dict:
 
 
 def _delete_tree(storage, rel: str) -> int:
+    storage.check_no_links(rel, itself=True)
     if storage.is_local:
         import shutil
 
@@ -391,6 +409,7 @@ WRITABLE_TABLE_VERSIONS = frozenset({6, 8, 9})
 
 def check_writable(storage, config: TableConfig) -> None:
     """Refuse, before anything is written, a table a mutating command must not touch."""
+    require_no_links_under_meta(storage)
     require_no_metadata_table(storage, config)
     if config.version not in WRITABLE_TABLE_VERSIONS:
         from .errors import UnsupportedTableVersionError

@@ -39,7 +39,7 @@ from .timeline import (
 
 
 @contextlib.contextmanager
-def _data_file(rel: str):
+def data_file_errors(rel: str):
     """A data file that is gone or not Parquet is a typed error naming it (not an OSError or
     an ArrowInvalid from deep inside pyarrow)."""
     try:
@@ -222,7 +222,7 @@ class HudiTable:
         return self.config.precombine_field
 
     def _read_log(self, rel: str) -> bytes:
-        with _data_file(rel):
+        with data_file_errors(rel):
             return self.storage.read_bytes(rel)
 
     def read_log_files(self, log_paths: Iterable[str]) -> list[tuple[str, bytes, list]]:
@@ -250,7 +250,7 @@ class HudiTable:
     def iter_base(self, rel: str, skip_columns: Iterable[str] = (), batch_rows: int = 65_536) -> Iterator[pa.Table]:
         """A base file's rows in batches of up to ``batch_rows`` (memory: one batch, not the file)."""
         skip = set(skip_columns)
-        with _data_file(rel), (contextlib.nullcontext(self.storage.full(rel)) if self.storage.is_local
+        with data_file_errors(rel), (contextlib.nullcontext(self.storage.full(rel)) if self.storage.is_local
                                else self.storage.open(rel)) as src:
             pf = pq.ParquetFile(src)
             cols = [n for n in pf.schema_arrow.names if n not in skip]
@@ -258,7 +258,7 @@ class HudiTable:
                 yield pa.Table.from_batches([batch])
 
     def _read_base(self, rel: str, skip_columns: Iterable[str] = ()) -> pa.Table:
-        with _data_file(rel):
+        with data_file_errors(rel):
             return self._read_base_file(rel, skip_columns)
 
     def _read_base_file(self, rel: str, skip_columns: Iterable[str] = ()) -> pa.Table:

@@ -81,7 +81,7 @@ from .schema import (
     with_meta_fields,
 )
 from .storage import Storage, temp_owner
-from .table import HudiTable
+from .table import HudiTable, data_file_errors
 from .timeline import (
     META_DIR,
     TEMP_DIR,
@@ -423,20 +423,21 @@ def tag_task(t: TagTask) -> tuple[str, str, list[str]]:
                 elif b.block_type == lf.BlockType.PARQUET_DATA:
                     seen.update(lf.decode_parquet_content(b.content).column(RECORD_KEY).to_pylist())
         return (t.partition, t.file_id, [k for k in t.keys if k in seen])
-    if st.is_local:
-        pf = pq.ParquetFile(st.full(t.base_path))
-    else:
-        pf = pq.ParquetFile(io.BytesIO(st.read_bytes(t.base_path)))
-    md = pf.metadata.metadata or {}
-    lo = md.get(b"hoodie_min_record_key", b"").decode() or None
-    hi = md.get(b"hoodie_max_record_key", b"").decode() or None
-    cands = [k for k in t.keys if (lo is None or k >= lo) and (hi is None or k <= hi)]
-    bf = bloom_mod.read_bloom_filter(md) if cands else None
-    if bf is not None:
-        cands = [k for k, hit in zip(cands, bf.might_contain_many(cands)) if hit]
-    if not cands:
-        return (t.partition, t.file_id, [])
-    present = set(pf.read(columns=[RECORD_KEY]).column(0).to_pylist())
+    with data_file_errors(t.base_path):  # damaged or gone: a typed error naming it (as a read gives)
+        if st.is_local:
+            pf = pq.ParquetFile(st.full(t.base_path))
+        else:
+            pf = pq.ParquetFile(io.BytesIO(st.read_bytes(t.base_path)))
+        md = pf.metadata.metadata or {}
+        lo = md.get(b"hoodie_min_record_key", b"").decode() or None
+        hi = md.get(b"hoodie_max_record_key", b"").decode() or None
+        cands = [k for k in t.keys if (lo is None or k >= lo) and (hi is None or k <= hi)]
+        bf = bloom_mod.read_bloom_filter(md) if cands else None
+        if bf is not None:
+            cands = [k for k, hit in zip(cands, bf.might_contain_many(cands)) if hit]
+        if not cands:
+            return (t.partition, t.file_id, [])
+        present = set(pf.read(columns=[RECORD_KEY]).column(0).to_pylist())
     return (t.partition, t.file_id, [k for k in cands if k in present])
 
 
