@@ -93,11 +93,20 @@ def is_table_asset(obj: Any) -> bool:
 
 def create_asset(*, path: str | os.PathLike, name: str | None = None, group: str = "hudi-etc",
                  extra: Mapping[str, Any] | None = None, watchers: list | None = None):
-    """The factory registered for our schemes: ``Asset(uri=asset_uri(path), ...)``."""
+    """The factory registered for our schemes: ``Asset(uri=asset_uri(path), name=<the same URI>)``.
+
+    One identity per table: Airflow tells assets apart by name *and* URI, so a second name for
+    the same table would be a second asset (its own events, its own consumers, no producer). The
+    name is therefore always the normalized URI, from every place that names the table (the
+    operators' events, an ``AssetAlias`` resolution, an ``AssetWatcher``); ``name`` may only
+    repeat it (a different one is a ``ValueError``)."""
     from airflow.sdk import Asset
 
     uri = asset_uri(path)
-    kw: dict[str, Any] = {"uri": uri, "name": name or uri, "group": group, "extra": dict(extra or {})}
+    if name is not None and name != uri:
+        raise ValueError(f"asset of table {path}: its name is its URI {uri!r} (one identity per table), "
+                         f"not {name!r}")
+    kw: dict[str, Any] = {"uri": uri, "name": uri, "group": group, "extra": dict(extra or {})}
     if watchers:
         kw["watchers"] = watchers
     return Asset(**kw)
