@@ -411,7 +411,12 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
     ``instant`` in the XCom of ``schedule_task_id``, default: the upstream schedule task(s) of this
     DAG). When that task planned nothing (covered, another plan pending, no log qualifies), the
     task reports ``nothing to execute`` (XCom) and is **skipped**, so no asset event says the view
-    got fresher. It never picks up a plan another run made, unless ``run_oldest_pending=True``.
+    got fresher. It never picks up a plan another run made, unless ``run_oldest_pending=True``
+    (any oldest pending plan) or ``adopt_pending_plan=True``: the oldest pending compaction is
+    executed when it is *ours and safe* — an event-time plan of this provider (it carries a
+    threshold; a Java compactor's plan is not) that is still ``requested`` (an inflight one may be
+    executing in another run right now: left alone). Whether the run then holds its threshold is
+    for :class:`~airflow_hudi_etc.sensors.freshness.EventTimeFreshnessSensor` to say.
 
     Assets: after a completed compaction (also one a previous try committed), every outlet that
     is this table's asset (:func:`airflow_hudi_etc.assets.table_asset`) gets an asset event whose
@@ -423,17 +428,20 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
     :param schedule_task_id: task whose XCom names the instant.
     :param run_oldest_pending: with no instant from the argument or a schedule task, execute the
         oldest pending compaction (whoever planned it).
+    :param adopt_pending_plan: with no instant from the argument or a schedule task, execute the
+        oldest pending compaction if it is a requested event-time plan (the task group sets it).
     """
 
     template_fields: Sequence[str] = (*HudiEtcSparkJobOperator.template_fields, "instant")
     command = "execute"
 
     def __init__(self, *, instant: str | None = None, schedule_task_id: str | None = None,
-                 run_oldest_pending: bool = False, **kwargs: Any) -> None:
+                 run_oldest_pending: bool = False, adopt_pending_plan: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.instant = instant
         self.schedule_task_id = schedule_task_id
         self.run_oldest_pending = run_oldest_pending
+        self.adopt_pending_plan = adopt_pending_plan
 
     def job_values(self, *, instant: str) -> dict[str, Any]:
         return {"path": self.table_path, "instant": instant}
@@ -445,10 +453,16 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
         inst, source = _scheduled_instant(self, context)
         if inst:
             return inst, source
-        if self.run_oldest_pending:
+        if self.run_oldest_pending or self.adopt_pending_plan:
             plans = hook.pending_plans(self.table_path)
-            if plans:
+            if plans and self.run_oldest_pending:
                 return plans[0]["instant"], "oldest pending compaction"
+            if plans and plans[0]["threshold_ms"] is not None and plans[0]["state"] == "requested":
+                p = plans[0]
+                return p["instant"], f"adopted pending event-time plan (threshold {p['threshold']}); {source}"
+            if plans:
+                source += f"; pending compaction {plans[0]['instant']} not adopted ({plans[0]['state']}" + (
+                    ", not an event-time plan)" if plans[0]["threshold_ms"] is None else ")")
         return None, source
 
     def _asset_outlets(self) -> tuple[list, list]:
@@ -630,11 +644,9 @@ class SyncEventTimeThresholdOperator(HudiEtcSparkJobOperator):
 
         catalog_names(self.database, self.table)
         result = self.run_job(self.job_argv(), context)
-        # what the catalog holds now: the published threshold after an update (lower than the
-        # previous one after reset-threshold), else the higher of the two (catalog ahead)
-        catalog_ms = result.get("threshold_ms") if result.get("status") == "updated" else max(
-            (v for v in (result.get("threshold_ms"), result.get("previous_threshold_ms")) if isinstance(v, int)),
-            default=None)
+        from ..sensors.freshness import catalog_threshold_ms
+
+        catalog_ms = catalog_threshold_ms(result)  # what the catalog holds now
         if catalog_ms is not None:
             lag = time.time() - catalog_ms / 1000
             result["metrics_sent"] = emit_gauges({"catalog_threshold_lag_seconds": lag},

@@ -120,6 +120,9 @@ def test_alerting_then_nightly_then_backfill(tmp_path, monkeypatch):
         "updated", at.THRESHOLD_MS, at.THRESHOLD_ISO, instant)
     assert sorted(sync["registered"]) == ["trips_ro", "trips_rt"]
     assert (metastore / "metastore_db").is_dir() and (metastore / "derby.log").is_file()
+    check = airflow_env.xcom(dr, "compaction.check")  # the last word: table and catalog hold the threshold
+    assert (check["threshold_ms"], check["catalog_threshold_ms"], check["promised_threshold_ms"]) == (
+        at.THRESHOLD_MS, at.THRESHOLD_MS, at.THRESHOLD_MS)
     # the asset event (through the alias, on the table's asset) carries the threshold ...
     uri = asset_uri(str(table))
     assert done["asset_events"] == [uri]
@@ -152,7 +155,7 @@ def test_alerting_then_nightly_then_backfill(tmp_path, monkeypatch):
 
     # 4. a backfill run for the day before: covered, nothing to submit, execute skipped
     dr = airflow_env.example_dag("hudi_etc_nightly").test(logical_date=DAY.subtract(days=1), run_conf=nightly_conf,
-                                                          mark_success_pattern="sync")
+                                                          mark_success_pattern="sync|check")
     assert str(dr.state) == "success", states(dr)
     wait = airflow_env.xcom(dr, "compaction.wait")
     assert (wait["state"], wait["covered"], wait["last_compaction_instant"]) == ("covered", True, instant)

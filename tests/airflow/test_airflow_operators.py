@@ -299,7 +299,7 @@ def test_example_dags_import_without_errors_and_start_safely():
         assert dag.start_date <= pendulum.now("UTC"), dag.dag_id
     nightly, alerting = bag.dags["hudi_etc_nightly"], bag.dags["hudi_etc_alerting"]
     assert [t.task_id for t in nightly.topological_sort()] == [
-        "compaction.wait", "compaction.schedule", "compaction.execute", "compaction.sync"]
+        "compaction.wait", "compaction.schedule", "compaction.execute", "compaction.sync", "compaction.check"]
     assert nightly.max_active_runs == 1
     wait, execute = nightly.get_task("compaction.wait"), nightly.get_task("compaction.execute")
     assert wait.mode == "reschedule" and wait.on_failure_callback  # its timeout alerts too
@@ -308,6 +308,11 @@ def test_example_dags_import_without_errors_and_start_safely():
     assert (execute.schedule_task_id, execute.run_oldest_pending) == ("compaction.schedule", False)
     assert execute.outlets == [AssetAlias("hudi_etc_ro_fresh")]
     assert nightly.get_task("compaction.sync").trigger_rule == "none_failed"
+    check = nightly.get_task("compaction.check")
+    assert (check.trigger_rule, check.sync_task_id, execute.adopt_pending_plan) == (
+        "none_failed", "compaction.sync", True)
+    # one run of the table at a time: every task in one pool (templated path: named by DAG and group)
+    assert {t.pool for t in nightly.tasks} == {"hudi_etc hudi_etc_nightly.compaction"}
     for t in list(nightly.tasks) + list(alerting.tasks):
         if hasattr(t, "hudi_conn_id"):
             assert t.hudi_conn_id == "hudi_default", t.task_id
@@ -332,10 +337,13 @@ def test_task_group_factory_one_set_of_arguments():
         group = event_time_compaction(table_path="/t", data_latency="90m", group_id="etc", conf={"a": "b"},
                                       sensor_kwargs={"timeout": 60}, execute_kwargs={"retries": 3})
     assert group.group_id == "etc"
-    assert [t.task_id for t in dag.topological_sort()] == ["etc.wait", "etc.schedule", "etc.execute"]
-    wait, sched_, execute = (dag.get_task(f"etc.{n}") for n in ("wait", "schedule", "execute"))
-    assert wait.data_latency == sched_.data_latency == "90m"
-    assert {t.table_path for t in (wait, sched_, execute)} == {"/t"}
+    assert [t.task_id for t in dag.topological_sort()] == ["etc.wait", "etc.schedule", "etc.execute", "etc.check"]
+    wait, sched_, execute, check = (dag.get_task(f"etc.{n}") for n in ("wait", "schedule", "execute", "check"))
+    assert wait.data_latency == sched_.data_latency == check.data_latency == "90m"
+    assert {t.table_path for t in (wait, sched_, execute, check)} == {"/t"}
+    assert check.sync_task_id is None and check.trigger_rule == "none_failed"
+    # the table's pool (shared by every DAG naming the table), later tasks first
+    assert {(t.pool, t.weight_rule) for t in dag.tasks} == {("hudi_etc hudi-etc+file:/t", "upstream")}
     assert (wait.timeout, execute.retries, execute.schedule_task_id) == (60, 3, "etc.schedule")
     assert sched_.conf == execute.conf == {"a": "b"}
 
