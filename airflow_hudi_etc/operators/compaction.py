@@ -161,13 +161,20 @@ class HudiEtcSparkJobOperator(BaseOperator):
         the driver cannot write to this machine; default a local temporary directory.
     :param hudi_conn_id: ``hudi`` connection for the reads done here (timeline checks, the result
         file on object storage); default ``hudi_default``, which may be absent.
-    :param spark_submit_kwargs: any further ``SparkSubmitHook`` arguments (``driver_memory``,
-        ``executor_memory``, ``jars``, ``name``, ``verbose``, ...).
+    :param executor_memory, driver_memory, executor_cores, num_executors, total_executor_cores,
+        archives, jars, packages, name, deploy_mode: as ``SparkSubmitOperator``'s (templated; passed
+        to ``SparkSubmitHook`` when given; ``name`` defaults to ``hudi-etc-<command>-<task_id>``).
+    :param spark_submit_kwargs: any further ``SparkSubmitHook`` arguments (``verbose``,
+        ``proxy_user``, ``keytab``, ...; templated); the first-class arguments above win over it.
     :param table_tag: the ``table`` tag of the metrics (default: the table's name).
     """
 
-    template_fields: Sequence[str] = ("table_path", "conf", "py_files", "application", "env_vars", "result_uri")
-    template_fields_renderers = {"conf": "json", "env_vars": "json"}
+    #: first-class ``SparkSubmitHook`` arguments (the names ``SparkSubmitOperator`` uses)
+    SPARK_RESOURCE_ARGS = ("executor_memory", "driver_memory", "executor_cores", "num_executors",
+                           "total_executor_cores", "archives", "jars", "packages", "name", "deploy_mode")
+    template_fields: Sequence[str] = ("table_path", "conf", "py_files", "application", "env_vars", "result_uri",
+                                      "conn_id", "hudi_conn_id", "spark_submit_kwargs", *SPARK_RESOURCE_ARGS)
+    template_fields_renderers = {"conf": "json", "env_vars": "json", "spark_submit_kwargs": "json"}
     ui_color = "#ffe6cc"
     command: str = ""
 
@@ -184,9 +191,29 @@ class HudiEtcSparkJobOperator(BaseOperator):
         hudi_conn_id: str | None = "hudi_default",
         spark_submit_kwargs: dict[str, Any] | None = None,
         table_tag: str | None = None,
+        executor_memory: str | None = None,
+        driver_memory: str | None = None,
+        executor_cores: int | str | None = None,
+        num_executors: int | str | None = None,
+        total_executor_cores: int | str | None = None,
+        archives: str | None = None,
+        jars: str | None = None,
+        packages: str | None = None,
+        name: str | None = None,
+        deploy_mode: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.executor_memory = executor_memory
+        self.driver_memory = driver_memory
+        self.executor_cores = executor_cores
+        self.num_executors = num_executors
+        self.total_executor_cores = total_executor_cores
+        self.archives = archives
+        self.jars = jars
+        self.packages = packages
+        self.name = name
+        self.deploy_mode = deploy_mode
         self.table_path = table_path
         self.conn_id = conn_id
         self.conf = conf
@@ -256,12 +283,29 @@ class HudiEtcSparkJobOperator(BaseOperator):
                       {**s["conf"], **s["env"]})
         return conf, s["py_files"], env_vars
 
+    def spark_submit_args(self) -> dict[str, Any]:
+        """The ``SparkSubmitHook`` arguments besides conf, py_files, env_vars and the application's:
+        ``spark_submit_kwargs``, then the first-class arguments that were given (rendered)."""
+        out: dict[str, Any] = {"name": f"hudi-etc-{self.command}-{self.task_id}", **dict(self.spark_submit_kwargs or {})}
+        for k in self.SPARK_RESOURCE_ARGS:
+            v = _none_if_empty(getattr(self, k))
+            if v is not None and k in ("executor_cores", "num_executors", "total_executor_cores"):
+                try:
+                    v = int(v)
+                except (TypeError, ValueError):
+                    from ..hudi.errors import InvalidInputError
+
+                    raise InvalidInputError(f"{k} {v!r}: a whole number, please") from None
+            if v is not None:
+                out[k] = v
+        return out
+
     def run_job(self, args: list[str], context: Context | None = None) -> dict:
         """Submit ``jobs.py --result-file F <args>``; the job's result, or its typed error."""
         from ..contract import job_argv
 
         location, tmp = self._result_location(context)
-        kwargs = {"name": f"hudi-etc-{self.command}-{self.task_id}", **self.spark_submit_kwargs}
+        kwargs = self.spark_submit_args()
         conf, py_files, env_vars = self.shipping(self.spark_conf(), kwargs)
         hook = ProcessGroupSparkSubmitHook(
             conf=conf,
