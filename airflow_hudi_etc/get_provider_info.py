@@ -71,6 +71,11 @@ def get_provider_info() -> dict:
                         ),
                         "schema": {"type": ["object", "null"]},
                     },
+                    "table_path": {
+                        "label": "Table path (for Test)",
+                        "description": "A table on this storage: the Test button reads its timeline with these credentials",
+                        "schema": {"type": ["string", "null"]},
+                    },
                     "region_name": {
                         "label": "Region",
                         "description": "S3 region (client_kwargs.region_name)",

@@ -308,6 +308,27 @@ def test_hook_default_connection_may_be_absent_others_may_not(table):
         HudiTableHook("hudi_etc_no_such_connection").get_storage_options()
 
 
+def test_connection_test_button_reads_the_table(table, tmp_path, monkeypatch):
+    """Issue 24 §5: ``Connection.test_connection()`` (what the form's Test button runs) builds our
+    hook from the registered connection type and reads the table named in the extra."""
+    from airflow.models.connection import Connection
+
+    def conn(**extra):
+        c = Connection(conn_id="hudi_form", conn_type="hudi", extra=json.dumps(extra))
+        monkeypatch.setenv("AIRFLOW_CONN_HUDI_FORM", c.as_json())  # as the API server exposes the form's values
+        return c
+
+    ok, message = conn(table_path=str(table)).test_connection()
+    assert ok, message
+    assert message.startswith(f"read table 'trips' at {table}: ") and "last published threshold None" in message
+    ok, message = conn(table_path=str(tmp_path / "absent")).test_connection()
+    assert not ok and message.startswith("TableNotFoundError")
+    ok, message = conn(storage_options={"auto_mkdir": False}).test_connection()
+    assert not ok and "set the extra 'table_path'" in message
+    ok, message = conn(table_path=str(table), storage_options="not an object").test_connection()
+    assert not ok and message.startswith("InvalidInputError") and "storage_options" in message
+
+
 def test_provider_is_registered():
     from airflow.providers_manager import ProvidersManager
 
