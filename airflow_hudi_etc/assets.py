@@ -150,3 +150,29 @@ def openlineage_dataset(table_path: str):
 def convert_asset_to_openlineage(asset, lineage_context=None):
     """The OpenLineage converter registered for our schemes."""
     return openlineage_dataset(table_path_of(asset.uri))
+
+
+def catalog_datasets(database: str, table: str, metastore_uri: str | None = None) -> list:
+    """OpenLineage datasets of the catalog tables a sync writes, ``<database>.<table>_ro`` and
+    ``_rt`` (namespace ``hive://<host>:<port>`` of a ``thrift://`` metastore; ``hive://localhost``
+    for the embedded one); [] when OpenLineage is not installed."""
+    try:
+        from airflow.providers.common.compat.openlineage.facet import Dataset
+    except Exception:
+        return []
+    netloc = urllib.parse.urlsplit(str(metastore_uri)).netloc if metastore_uri else ""
+    namespace = f"hive://{netloc or 'localhost'}"
+    try:
+        return [Dataset(namespace=namespace, name=f"{database}.{table}{suffix}") for suffix in ("_ro", "_rt")]
+    except Exception:  # a stub without the openlineage client
+        return []
+
+
+def operator_lineage(inputs: list | None = None, outputs: list | None = None):
+    """``OperatorLineage(inputs, outputs)`` without the None entries; None when OpenLineage is absent."""
+    try:
+        from airflow.providers.openlineage.extractors import OperatorLineage
+    except ImportError:
+        return None
+    return OperatorLineage(inputs=[d for d in inputs or [] if d is not None],
+                           outputs=[d for d in outputs or [] if d is not None])

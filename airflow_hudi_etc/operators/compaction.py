@@ -48,7 +48,7 @@ import uuid
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
-from airflow.sdk import BaseOperator
+from airflow.sdk import BaseOperator, conf as airflow_conf
 from airflow.sdk.exceptions import AirflowException, AirflowSkipException
 
 from ..failfast import fail_fast
@@ -167,6 +167,14 @@ class HudiEtcSparkJobOperator(BaseOperator):
     :param spark_submit_kwargs: any further ``SparkSubmitHook`` arguments (``verbose``,
         ``proxy_user``, ``keytab``, ...; templated); the first-class arguments above win over it.
     :param table_tag: the ``table`` tag of the metrics (default: the table's name).
+    :param openlineage_inject_parent_job_info, openlineage_inject_transport_info: as
+        ``SparkSubmitOperator``'s: put this task's OpenLineage parent job / transport into the Spark
+        job's ``spark.openlineage.*`` properties (default ``[openlineage] spark_inject_*``).
+
+    OpenLineage (with the provider installed): each operator reports the table (namespace ``file``
+    or ``<scheme>://<bucket>``, name its path) as input, and as output when it wrote to it: a plan
+    made or reused (schedule), a compaction committed (execute; a skipped execute reports nothing),
+    a rollback run; sync reports the catalog tables ``<database>.<table>_ro``/``_rt`` as outputs.
     """
 
     #: first-class ``SparkSubmitHook`` arguments (the names ``SparkSubmitOperator`` uses)
@@ -201,9 +209,16 @@ class HudiEtcSparkJobOperator(BaseOperator):
         packages: str | None = None,
         name: str | None = None,
         deploy_mode: str | None = None,
+        openlineage_inject_parent_job_info: bool = airflow_conf.getboolean(
+            "openlineage", "spark_inject_parent_job_info", fallback=False),
+        openlineage_inject_transport_info: bool = airflow_conf.getboolean(
+            "openlineage", "spark_inject_transport_info", fallback=False),
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.openlineage_inject_parent_job_info = openlineage_inject_parent_job_info
+        self.openlineage_inject_transport_info = openlineage_inject_transport_info
+        self._lineage_result: dict | None = None
         self.executor_memory = executor_memory
         self.driver_memory = driver_memory
         self.executor_cores = executor_cores
@@ -300,13 +315,47 @@ class HudiEtcSparkJobOperator(BaseOperator):
                 out[k] = v
         return out
 
+    def openlineage_conf(self, conf: dict[str, Any], context: Context | None) -> dict[str, Any]:
+        """``conf`` with the OpenLineage parent job / transport properties injected, as the Spark
+        provider's operator does (only those asked for; nothing when there is no task context)."""
+        if not context or not (self.openlineage_inject_parent_job_info or self.openlineage_inject_transport_info):
+            return conf
+        from airflow.providers.common.compat.openlineage.utils.spark import (
+            inject_parent_job_information_into_spark_properties,
+            inject_transport_information_into_spark_properties,
+        )
+
+        if self.openlineage_inject_parent_job_info:
+            conf = inject_parent_job_information_into_spark_properties(conf, context)
+        if self.openlineage_inject_transport_info:
+            conf = inject_transport_information_into_spark_properties(conf, context)
+        return conf
+
+    def lineage_writes(self, result: Mapping[str, Any]) -> bool:
+        """Did this try write to the table (its result, as returned or pushed)?"""
+        return False
+
+    def lineage_outputs(self, result: Mapping[str, Any]) -> list:
+        from ..assets import openlineage_dataset
+
+        return [openlineage_dataset(self.table_path)] if self.lineage_writes(result) else []
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any = None):
+        """OpenLineage (see the class docstring); None when the provider is not installed."""
+        from ..assets import openlineage_dataset, operator_lineage
+
+        result = self._lineage_result
+        if result is None or result.get("status") == "nothing to execute":
+            return operator_lineage()  # failed before a result, or skipped: nothing to report
+        return operator_lineage([openlineage_dataset(self.table_path)], self.lineage_outputs(result))
+
     def run_job(self, args: list[str], context: Context | None = None) -> dict:
         """Submit ``jobs.py --result-file F <args>``; the job's result, or its typed error."""
         from ..contract import job_argv
 
         location, tmp = self._result_location(context)
         kwargs = self.spark_submit_args()
-        conf, py_files, env_vars = self.shipping(self.spark_conf(), kwargs)
+        conf, py_files, env_vars = self.shipping(self.openlineage_conf(self.spark_conf(), context), kwargs)
         hook = ProcessGroupSparkSubmitHook(
             conf=conf,
             conn_id=self.conn_id,
@@ -399,10 +448,12 @@ class ScheduleEventTimeCompactionOperator(HudiEtcSparkJobOperator):
                 "spark_submitted": False, "operations": 0}
         if pre["state"] == "resume":
             self.log.info("reusing compaction %s planned for this threshold by an earlier attempt", pre["pending_plan"])
-            return {**base, **_reused(table, pre)}
+            self._lineage_result = {**base, **_reused(table, pre)}
+            return self._lineage_result
         if pre["state"] != "ready":
             self.log.info("not scheduling: %s", pre["message"])
-            return {**base, "instant": None, "reason": pre["reason"]}
+            self._lineage_result = {**base, "instant": None, "reason": pre["reason"]}
+            return self._lineage_result
         res = self.run_job(self.job_argv(compaction_time=ct.isoformat()), context)
         if res.get("threshold_ms") not in (None, threshold_ms):
             raise AirflowException(f"the job planned threshold {res.get('threshold_ms')}, expected {threshold_ms}")
@@ -415,7 +466,11 @@ class ScheduleEventTimeCompactionOperator(HudiEtcSparkJobOperator):
             if again["state"] == "resume":
                 out.update(_reused(table, again))
         self.log.info("schedule: instant %s (%s)", out.get("instant"), out.get("reason"))
+        self._lineage_result = out
         return out
+
+    def lineage_writes(self, result: Mapping[str, Any]) -> bool:
+        return bool(result.get("instant"))  # a plan on the timeline (made by this try or an earlier one)
 
 
 def _reused(table, check: Mapping[str, Any]) -> dict[str, Any]:
@@ -574,6 +629,7 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
             gauges["planning_seconds"] = result.get("planning_seconds")
             gauges["link_bytes_written"] = result.get("link_bytes_written")
         result["metrics_sent"] = emit_gauges(gauges, table=self.table_tag or fresh.get("table"), log=self.log)
+        self._lineage_result = result
         if instant is None:
             ti = context.get("ti") if hasattr(context, "get") else None
             if ti is not None:  # the report stays readable although the task is skipped
@@ -582,17 +638,8 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
         result["asset_events"] = self._emit_asset_events(context, result, assets, aliases)
         return result
 
-    def get_openlineage_facets_on_complete(self, task_instance: Any = None):
-        """OpenLineage: the table is read and written (namespace ``file`` / ``<scheme>://<bucket>``);
-        None when the OpenLineage provider is not installed."""
-        try:
-            from airflow.providers.openlineage.extractors import OperatorLineage
-        except ImportError:
-            return None
-        from ..assets import openlineage_dataset
-
-        ds = openlineage_dataset(self.table_path)
-        return None if ds is None else OperatorLineage(inputs=[ds], outputs=[ds])
+    def lineage_writes(self, result: Mapping[str, Any]) -> bool:
+        return result.get("status") in ("completed", "already completed")
 
 
 class RollbackCompactionOperator(HudiEtcSparkJobOperator):
@@ -617,8 +664,7 @@ class RollbackCompactionOperator(HudiEtcSparkJobOperator):
 
     @fail_fast
     def execute(self, context: Context) -> dict:
-        from ..hooks.hudi import compaction_state, pending_plans
-        from ..hudi.errors import InvalidTimelineError
+        from ..hooks.hudi import pending_plans
 
         hook = self.hudi_hook()
         table = hook.load_table(self.table_path)
@@ -628,6 +674,13 @@ class RollbackCompactionOperator(HudiEtcSparkJobOperator):
             instant = next((p["instant"] for p in pending_plans(table) if p["state"] == "inflight"), None)
             source = "inflight compaction"
         base = {"instant": instant, "instant_source": source, "spark_submitted": False}
+        self._lineage_result = out = self._rollback(table, instant, explicit, base, context)
+        return out
+
+    def _rollback(self, table, instant, explicit, base: dict, context: Context) -> dict:
+        from ..hooks.hudi import compaction_state
+        from ..hudi.errors import InvalidTimelineError
+
         if instant is None:
             return {**base, "status": "nothing to roll back"}
         state = compaction_state(table, instant)
@@ -639,8 +692,10 @@ class RollbackCompactionOperator(HudiEtcSparkJobOperator):
             return {**base, "status": "requested", "files_removed": 0}
         if state is None and not explicit:
             return {**base, "status": "nothing to roll back"}
-        return {**self.run_job(self.job_argv(instant=instant), context),
-                "instant_source": source}
+        return {**self.run_job(self.job_argv(instant=instant), context), "instant_source": base["instant_source"]}
+
+    def lineage_writes(self, result: Mapping[str, Any]) -> bool:
+        return bool(result.get("spark_submitted"))  # a rollback job ran (files removed, plan requested again)
 
 
 class SyncEventTimeThresholdOperator(HudiEtcSparkJobOperator):
@@ -696,7 +751,13 @@ class SyncEventTimeThresholdOperator(HudiEtcSparkJobOperator):
             result["metrics_sent"] = emit_gauges({"catalog_threshold_lag_seconds": lag},
                                                  table=self.table_tag or self.table, log=self.log)
         self.log.info("catalog sync: %s (%s)", result.get("status"), result.get("reason"))
+        self._lineage_result = result
         return result
+
+    def lineage_outputs(self, result: Mapping[str, Any]) -> list:
+        from ..assets import catalog_datasets
+
+        return catalog_datasets(self.database, self.table, _none_if_empty(self.metastore_uri))
 
 
 __all__ = [
