@@ -1,13 +1,14 @@
 """Issue 16 §2/§3 without a JVM: table assets (URI scheme, registration), the asset event a
 completed compaction emits, the example consumer DAG reading it, the AssetWatcher trigger on a
 real table whose threshold advances, fail-fast in a DAG run, nothing heavy imported on the
-triggerer's event loop, ``[project.urls]``."""
+triggerer's event loop, ``[project.urls]`` and the provider description."""
 
 from __future__ import annotations
 
 import airflow_env  # noqa: F401  (configures Airflow before it is imported)
 
 import asyncio
+import json
 import subprocess
 import sys
 import tomllib
@@ -52,10 +53,17 @@ def test_asset_uris_are_normalized_by_the_registered_handler(tmp_path):
 
 
 def test_project_urls_documentation_and_changelog():
+    """No link to a page that does not exist (issue 24 §7: the package is not on PyPI); the
+    provider's description survives ``airflow providers list`` (no ``<...>`` placeholder)."""
     repo = REPO
-    urls = tomllib.loads((repo / "pyproject.toml").read_text())["project"]["urls"]
-    assert urls["Documentation"].startswith("https://")
+    project = tomllib.loads((repo / "pyproject.toml").read_text())["project"]
+    assert "pypi.org" not in json.dumps(project.get("urls", {}))
     assert (repo / "CHANGELOG.md").read_text().startswith("# Changelog")
+    from airflow.providers_manager import ProvidersManager
+
+    description = ProvidersManager().providers["airflow-hudi-etc"].data["description"]
+    assert "<" not in description and ">" not in description
+    assert "hudi-etc+s3://bucket/table" in description
 
 
 # ------------------------------------------------------------------------------ the watcher trigger
