@@ -283,7 +283,7 @@ class HudiEtcSparkJobOperator(BaseOperator):
         """(conf, py_files, env_vars) with the package zip shipped (unless ``py_files`` is given,
         or ``"none"``) and the interpreters chosen for the connection's master and deploy mode by
         :func:`airflow_hudi_etc.spark.shipping.submit_settings` (nothing the user set is overridden)."""
-        from ..spark.shipping import submit_settings
+        from ..spark.shipping import quiet_driver_env, submit_settings
 
         # the connection says where Spark runs: the hook resolves it when built
         resolved = getattr(ProcessGroupSparkSubmitHook(conn_id=self.conn_id, **{
@@ -292,8 +292,11 @@ class HudiEtcSparkJobOperator(BaseOperator):
         s = submit_settings(resolved.get("master"), deploy_mode=resolved.get("deploy_mode"),
                             conf={str(k): str(v) for k, v in conf.items()}, env={**os.environ, **user_env},
                             py_files=self.py_files)
+        quiet = quiet_driver_env(resolved.get("master"), deploy_mode=resolved.get("deploy_mode"),
+                                 conf={**s["conf"], **{str(k): str(v) for k, v in conf.items()}},
+                                 env={**os.environ, **user_env})
         conf = {**s["conf"], **conf}
-        env_vars = {**s["env"], **user_env} or None
+        env_vars = {**s["env"], **quiet, **user_env} or None
         self.log.info("spark-submit to %s: --py-files %s; added %s", resolved.get("master"), s["py_files"],
                       {**s["conf"], **s["env"]})
         return conf, s["py_files"], env_vars
