@@ -135,3 +135,6 @@ def test_check_waits_for_a_pending_plan_that_reaches_the_threshold_then_fails_wi
     check.sync_task_id = "sync"
     with pytest.raises(AirflowFailException, match="catalog holds 2026-01-01T21:00:00.000Z"):
         check.poke({"ti": TI()})
+    behind = None  # a sync marked successful by hand: no result, the catalog is not checked
+    got = check.poke({"ti": TI()})
+    assert got.is_done and got.xcom_value["catalog_checked"] is False
