@@ -22,7 +22,8 @@ execute's retry (or the next run's, whose sensor says ``resume``) rolls back and
 
 One run of a table at a time: every task runs in the table's pool (:func:`table_pool`: one slot,
 create it with ``airflow pools set <name> 1 "..."``; a task in a missing pool is never scheduled)
-with ``weight_rule="upstream"`` (a run's later tasks go before another run's first), so a backfill
+with ``weight_rule="upstream"`` (a run's later tasks go before another run's first) and the two
+sensors in ``mode="reschedule"`` unless told otherwise (a waiting sensor holds no slot), so a backfill
 (``--max-active-runs`` defaults to 10, whatever the DAG's ``max_active_runs``) cannot run two
 compactions of one table side by side.
 """
@@ -101,13 +102,15 @@ def event_time_compaction(
         dag = DagContext.get_current()
         pool = table_pool(table_path, dag_id=getattr(dag, "dag_id", None), group_id=group_id)
     common = {"pool": pool, "weight_rule": "upstream"}
+    # a waiting sensor must not hold the table's one pool slot (another run's execute may need it)
+    sensing = {**common, "mode": "reschedule"}
     spark = {"table_path": table_path, "conn_id": spark_conn_id, "conf": dict(conf or {}) or None,
              "py_files": py_files, "env_vars": dict(env_vars) if env_vars else None, "hudi_conn_id": hudi_conn_id,
              **common}
     with TaskGroup(group_id=group_id) as group:
         wait = EventTimeCompactionSensor(task_id="wait", table_path=table_path, data_latency=data_latency,
                                          compaction_time=compaction_time, hudi_conn_id=hudi_conn_id,
-                                         **{**common, **dict(sensor_kwargs or {})})
+                                         **{**sensing, **dict(sensor_kwargs or {})})
         schedule = ScheduleEventTimeCompactionOperator(task_id="schedule", data_latency=data_latency,
                                                        compaction_time=compaction_time, link_mode=link_mode,
                                                        exact_split=exact_split, **spark,
@@ -126,7 +129,7 @@ def event_time_compaction(
         check = EventTimeFreshnessSensor(task_id="check", table_path=table_path, data_latency=data_latency,
                                          compaction_time=compaction_time, hudi_conn_id=hudi_conn_id,
                                          sync_task_id=sync_id, trigger_rule="none_failed",
-                                         **{**common, **dict(check_kwargs or {})})
+                                         **{**sensing, **dict(check_kwargs or {})})
         last >> check
     return group
 

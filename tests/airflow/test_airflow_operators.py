@@ -400,6 +400,7 @@ def test_task_group_factory_one_set_of_arguments():
     assert wait.data_latency == sched_.data_latency == check.data_latency == "90m"
     assert {t.table_path for t in (wait, sched_, execute, check)} == {"/t"}
     assert check.sync_task_id is None and check.trigger_rule == "none_failed"
+    assert (wait.mode, check.mode) == ("reschedule", "reschedule")  # no pool slot held while waiting
     # the table's pool (shared by every DAG naming the table), later tasks first
     assert {(t.pool, t.weight_rule) for t in dag.tasks} == {("hudi_etc hudi-etc+file:/t", "upstream")}
     assert (wait.timeout, execute.retries, execute.schedule_task_id) == (60, 3, "etc.schedule")
