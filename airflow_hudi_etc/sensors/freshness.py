@@ -7,7 +7,9 @@ nothing to run although the view is behind: another plan became pending between 
 ``schedule`` planned nothing. This sensor makes such a run end
 
 * **green** only when the table's latest completed event-time compaction published a threshold
-  ≥ the promised one (and, with ``sync_task_id``, the catalog sync reports one ≥ it too);
+  ≥ the promised one (and, with ``sync_task_id``, the catalog sync reports one ≥ it too), or when
+  no compaction is pending and no log holds a record at or before it (nothing needed compacting:
+  ``vacuous: true``);
 * **waiting** while a pending event-time plan whose threshold reaches the promised one exists
   (another run is executing it; bounded by the sensor's ``timeout``);
 * **failed**, without retry, otherwise: ``AirflowFailException`` naming the threshold reached and
@@ -113,7 +115,20 @@ class EventTimeFreshnessSensor(BaseSensorOperator):
                         f"{head}; but the catalog holds {_iso(cat)} (sync {self.sync_task_id}: {status})")
             self.log.info("%s: kept", head)
             return PokeReturnValue(True, out)
-        reaching = [p for p in pending_plans(table) if (p["threshold_ms"] or -1) >= promised]
+        pending = pending_plans(table)
+        if not pending:
+            # nothing published yet reaches it, but no log holds a record at or before it (no log
+            # at all, or the smallest event time in the logs is later, from the write stats): the
+            # RO view holds the promise as it is — no compaction was needed (schedule said "no log
+            # qualifies"), so no catalog threshold was published either
+            m = hook.metrics(self.table_path, include_slices=False, allow_scan=False)
+            first = m.get("min_event_time_ms")
+            if m.get("remaining_log_files") == 0 or (isinstance(first, int) and first > promised):
+                out.update(vacuous=True, min_event_time_ms=first)
+                self.log.info("%s: kept (no log record at or before it; earliest in the logs: %s)", head,
+                              m.get("min_event_time"))
+                return PokeReturnValue(True, out)
+        reaching = [p for p in pending if (p["threshold_ms"] or -1) >= promised]
         if reaching:
             p = reaching[0]
             self.log.info("%s; waiting for pending compaction %s (%s, threshold %s)", head, p["instant"],

@@ -116,6 +116,12 @@ def test_check_waits_for_a_pending_plan_that_reaches_the_threshold_then_fails_wi
 
     from airflow_hudi_etc.sensors.freshness import EventTimeFreshnessSensor
 
+    # a threshold before every event time in the logs: nothing to compact, the view holds it as it is
+    early = EventTimeFreshnessSensor(task_id="early", table_path=str(table), data_latency=at.LATENCY,
+                                     compaction_time="2026-01-01T03:00:00Z")  # threshold 01:00Z
+    got = early.poke({})
+    assert got.is_done and got.xcom_value["vacuous"] is True and got.xcom_value["threshold_ms"] is None
+    assert at.ro_violations(table, at.batches(), at.DAY0 + H) == []  # hudi-rs agrees
     check = EventTimeFreshnessSensor(task_id="check", table_path=str(table), data_latency=at.LATENCY,
                                      compaction_time=CT)
     with pytest.raises(AirflowFailException, match=f"holds threshold None .*promised {at.THRESHOLD_ISO}"):
