@@ -36,18 +36,25 @@ from typing import Any, Mapping
 from airflow.sdk import TaskGroup
 
 #: prefix of the pools :func:`table_pool` names
-POOL_PREFIX = "hudi_etc "
+POOL_PREFIX = "hudi_etc_"
 
 
 def table_pool(table_path: str, *, dag_id: str | None = None, group_id: str | None = None) -> str:
-    """The pool of a table's compaction tasks: ``hudi_etc <asset URI>`` (``hudi_etc
-    hudi-etc+s3://lake/trips``), shared by every DAG naming that table. A templated path is only
-    known at run time (a pool is not templated): then ``hudi_etc <dag_id>.<group_id>``."""
+    """The pool of a table's compaction tasks, shared by every DAG naming that table:
+    ``hudi_etc_<the path's last characters, [A-Za-z0-9_.-]>_<8 hex digits of the asset URI's
+    SHA-1>`` (``/lake/trips`` → ``hudi_etc_lake_trips_1a2b3c4d``: readable, one per table, and a
+    name the REST API and the UI can address — no ``/``). A templated path is only known at run
+    time (a pool is not templated): then ``hudi_etc_<dag_id>.<group_id>``."""
+    import hashlib
+    import re
+
     from .assets import asset_uri
 
     if "{{" in str(table_path) or "{%" in str(table_path):
         return f"{POOL_PREFIX}{dag_id}.{group_id}"
-    return POOL_PREFIX + asset_uri(table_path)
+    uri = asset_uri(table_path)
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", uri.split("://", 1)[-1].split(":", 1)[-1]).strip("_")[-60:]
+    return f"{POOL_PREFIX}{slug}_{hashlib.sha1(uri.encode()).hexdigest()[:8]}"
 
 
 def event_time_compaction(

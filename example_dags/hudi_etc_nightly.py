@@ -13,10 +13,11 @@ threshold (a plan another run made may have been executed instead): the run is g
 asset alias ``hudi_etc_ro_fresh`` for the table's asset (``hudi-etc+file:/…``) with the threshold
 in its ``extra``; ``hudi_etc_ro_consumer`` is scheduled on it.
 
-``catchup=False``: unpausing runs the latest day only. Every task runs in the pool ``hudi_etc
-hudi_etc_nightly.compaction`` (one run of the table at a time): create it once with ``airflow pools
-set "hudi_etc hudi_etc_nightly.compaction" 1 "hudi-etc"``. Replay missed days (DAG unpaused) with
-``airflow backfill create --dag-id hudi_etc_nightly --from-date ... --to-date ...``; a day whose threshold a later run
+``catchup=False``: unpausing runs the latest day only. Every task runs in the pool
+``hudi_etc_hudi_etc_nightly.compaction`` (one run of the table at a time): create it once with
+``airflow pools set hudi_etc_hudi_etc_nightly.compaction 1 "hudi-etc"``. Replay missed days (DAG
+unpaused) with ``airflow backfill create --dag-id hudi_etc_nightly --from-date ... --to-date ...``;
+a day whose threshold a later run
 already covered is a no-op (the sensor says ``covered``, nothing is submitted to Spark) and the
 catalog threshold never moves back.
 

@@ -370,7 +370,7 @@ def test_example_dags_import_without_errors_and_start_safely():
     assert (check.trigger_rule, check.sync_task_id, execute.adopt_pending_plan) == (
         "none_failed", "compaction.sync", True)
     # one run of the table at a time: every task in one pool (templated path: named by DAG and group)
-    assert {t.pool for t in nightly.tasks} == {"hudi_etc hudi_etc_nightly.compaction"}
+    assert {t.pool for t in nightly.tasks} == {"hudi_etc_hudi_etc_nightly.compaction"}
     for t in list(nightly.tasks) + list(alerting.tasks):
         if hasattr(t, "hudi_conn_id"):
             assert t.hudi_conn_id == "hudi_default", t.task_id
@@ -402,7 +402,7 @@ def test_task_group_factory_one_set_of_arguments():
     assert check.sync_task_id is None and check.trigger_rule == "none_failed"
     assert (wait.mode, check.mode) == ("reschedule", "reschedule")  # no pool slot held while waiting
     # the table's pool (shared by every DAG naming the table), later tasks first
-    assert {(t.pool, t.weight_rule) for t in dag.tasks} == {("hudi_etc hudi-etc+file:/t", "upstream")}
+    assert {(t.pool, t.weight_rule) for t in dag.tasks} == {("hudi_etc_t_714c4189", "upstream")}
     assert (wait.timeout, execute.retries, execute.schedule_task_id) == (60, 3, "etc.schedule")
     assert sched_.conf == execute.conf == {"a": "b"}
 

@@ -31,7 +31,8 @@ def test_two_backfill_runs_never_run_side_by_side_on_one_table(tmp_path):
              max_active_runs=10) as dag:
         event_time_compaction(table_path=str(table), data_latency=at.LATENCY, group_id="c")
     pool = table_pool(str(table))
-    assert pool == f"hudi_etc hudi-etc+file:{table}"
+    assert pool.startswith("hudi_etc_") and pool.split("_")[-2] == "trips" and "/" not in pool  # REST-addressable
+    assert table_pool(str(table) + "/") == pool != table_pool(str(tmp_path / "trips_"))  # one per table
     airflow_env.register(dag)
     with create_session() as s:
         Pool.create_or_update_pool(pool, slots=1, description="test", include_deferred=False, session=s)
