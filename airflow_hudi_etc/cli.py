@@ -41,7 +41,9 @@ def _engine(a):
     if spark is not None:
         from .spark.engines import SparkEngine
 
-        return SparkEngine(spark)
+        engine = SparkEngine(spark)
+        engine.check_executors()  # before the table is touched: executors lacking pyarrow fail once, typed
+        return engine
     from .spark.engines import LocalEngine
 
     return LocalEngine()
