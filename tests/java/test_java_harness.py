@@ -17,6 +17,7 @@ import pytest
 from airflow_hudi_etc import Table
 from java_checks import assert_all, completion_time, new_table, row, values
 from java_hudi import VERSION_LINES
+from oracle import hudi_rs_read
 
 pytestmark = pytest.mark.java
 
@@ -106,10 +107,18 @@ def test_savepoint_and_restore(case):
 
 
 def test_incremental_and_time_travel(case):
+    """Incremental from w1 (its completion time on layout 2): Hudi 0.14/0.15 and 1.1 start after it,
+    1.0.2 at it (apache/hudi #11947 made the start inclusive, #13982 exclusive again in 1.1); our
+    reader and hudi-rs read (start, end]."""
     t, java, version = case
     w1 = t.write([row(f"k{i}", 1, 10, i) for i in range(3)]).instant
     w2 = java.upsert(t.path, [row("k1", 2, 11, 11)])
     java.upsert(t.path, [row("k2", 3, 12, 22)])
-    assert values(java.read(t.path, query="incremental", begin=completion_time(t.path, w1))) == {"k1": 11.0, "k2": 22.0}
-    assert values(Table.open(str(t.path)).read_incremental(w1).to_pylist()) == {"k1": 11.0, "k2": 22.0}
+    begin = completion_time(t.path, w1)
+    after_w1 = {"k1": 11.0, "k2": 22.0}
+    java_expected = {"k0": 0.0, **after_w1} if java.line == "1.0" else after_w1
+    assert values(java.read(t.path, query="incremental", begin=begin)) == java_expected
+    assert values(Table.open(str(t.path)).read_incremental(begin).to_pylist()) == after_w1
+    rs = hudi_rs_read(t.path, start=begin)
+    assert values(rs.to_pylist()) == after_w1
     assert_all(java, t.path, {"k0": 0.0, "k1": 11.0, "k2": 2.0}, as_of=w2)
