@@ -7,6 +7,7 @@ import datetime as dt
 import os
 
 from airflow_hudi_etc import Table
+from java_hudi import timeline_dir
 from oracle import hudi_rs_read
 
 
@@ -25,35 +26,42 @@ def new_table(tmp_path, version, name="t") -> Table:
 
 
 def values(rows) -> dict:
-    """``{key: v}``; a key read twice fails."""
-    out = {}
+    """``{key: v}``; a key read more than once maps to ``("read twice", v1, v2, ...)``."""
+    out: dict = {}
     for r in rows:
-        assert r["k"] not in out, f"key {r['k']} read twice"
-        out[r["k"]] = r["v"]
+        k = r["k"]
+        if k in out:
+            prev = out[k] if isinstance(out[k], tuple) else ("read twice", out[k])
+            out[k] = (*prev, r["v"])
+        else:
+            out[k] = r["v"]
     return out
 
 
-def judges(java, path, *, ro=False, as_of=None) -> dict:
-    """``{judge: {key: v}}`` from Java's read, hudi-rs and our reader."""
+def judges(java, path, *, ro=False, as_of=None, hudi_rs=True) -> dict:
+    """``{judge: {key: v}}`` from Java's read, hudi-rs and our reader. ``hudi_rs=False`` while a
+    plan is pending on v6: hudi-rs drops the logs of a pending compaction's slice C there
+    (shared/hudi-rs-oracle.md), Java and our reader merge them."""
     if as_of:
         j = java.read(path, query="time_travel", as_of=as_of)
     else:
         j = java.read(path, query="read_optimized" if ro else "snapshot")
-    rs = hudi_rs_read(path, read_optimized=ro, as_of=as_of)
     ours = Table.open(str(path)).read(read_optimized=ro, as_of=as_of)
-    return {"java": values(j), "hudi-rs": values(rs.to_pylist() if rs.num_rows else []),
-            "ours": values(ours.to_pylist())}
+    out = {"java": values(j), "ours": values(ours.to_pylist())}
+    if hudi_rs:
+        rs = hudi_rs_read(path, read_optimized=ro, as_of=as_of)
+        out["hudi-rs"] = values(rs.to_pylist() if rs.num_rows else [])
+    return out
 
 
 def assert_all(java, path, expected: dict, **kw):
     got = judges(java, path, **kw)
-    assert got == {"java": expected, "hudi-rs": expected, "ours": expected}
+    assert got == {j: expected for j in got}, f"expected {expected}, read {got}"
 
 
 def timeline_names(path) -> list[str]:
-    h = os.path.join(str(path), ".hoodie")
-    d = os.path.join(h, "timeline") if os.path.isdir(os.path.join(h, "timeline")) else h
-    return sorted(n for n in os.listdir(d) if n[:1].isdigit())
+    """The active timeline's instant file names (layout 1 or 2)."""
+    return sorted(n for n in os.listdir(timeline_dir(path)) if n[:1].isdigit())
 
 
 def completion_time(path, instant: str) -> str:
