@@ -11,12 +11,14 @@ out by hand: a three-row history has an answer one can read off.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 
 from airflow_hudi_etc import Table
 from java_checks import assert_all, completion_time, new_table, row, values
-from java_hudi import VERSION_LINES
+from java_hudi import VERSION_LINES, JavaHudi, JavaHudiDied, JavaHudiError, JavaHudiTimeout
 from oracle import hudi_rs_read
 
 pytestmark = pytest.mark.java
@@ -122,3 +124,34 @@ def test_incremental_and_time_travel(case):
     rs = hudi_rs_read(t.path, start=begin)
     assert values(rs.to_pylist()) == after_w1
     assert_all(java, t.path, {"k0": 0.0, "k1": 11.0, "k2": 2.0}, as_of=w2)
+
+
+def test_java_error_is_typed(java_hudi, tmp_path):
+    """Java's exception comes back as JavaHudiError with its class and message; the process lives on."""
+    t = new_table(tmp_path, 6)
+    t.write([row("k0", 1, 10, 0)])
+    java = java_hudi("0.14")
+    with pytest.raises(JavaHudiError) as e:
+        java.run_compaction(t.path, "20250101000000000")  # no such plan
+    assert e.value.java_class and e.value.java_class.startswith(("org.apache.", "java."))
+    assert java.request("ping") == {"line": "0.14"}
+
+
+class _FakeServer(JavaHudi):
+    """The client against a process that never answers or dies at once (no JVM needed)."""
+
+    def __init__(self, code: str):
+        super().__init__("0.14", timeout=2, start_timeout=2)
+        self.code = code
+
+    def _spawn(self, workdir):
+        return subprocess.Popen([sys.executable, "-c", self.code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+@pytest.mark.parametrize("code,error", [("import sys; sys.stdin.read()", JavaHudiTimeout), ("pass", JavaHudiDied)])
+def test_hung_or_dead_server_is_a_typed_error(code, error):
+    c = _FakeServer(code)
+    with pytest.raises(error):
+        c.start()
+    assert c.proc is None  # killed (with its process group) and forgotten: the next call starts anew

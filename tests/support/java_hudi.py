@@ -146,11 +146,13 @@ def _completed(path, instant: str) -> bool:
 class JavaHudi:
     """Client of one Hudi line's server process (started on first use, or by :meth:`start`)."""
 
-    def __init__(self, line: str, *, timeout: float = DEFAULT_TIMEOUT, log_dir: str | None = None):
+    def __init__(self, line: str, *, timeout: float = DEFAULT_TIMEOUT, log_dir: str | None = None,
+                 start_timeout: float = START_TIMEOUT):
         if line not in LINES:
             raise JavaHudiHarnessError(f"unknown Hudi line {line!r}: one of {sorted(LINES)}")
         self.line = line
         self.timeout = timeout
+        self.start_timeout = start_timeout
         self.log_dir = Path(log_dir or tempfile.mkdtemp(prefix=f"java-hudi-{line}-"))
         self.log = self.log_dir / "server.log"
         self.proc: subprocess.Popen | None = None
@@ -179,7 +181,7 @@ class JavaHudi:
             return self.info
         self._buf = b""
         self.proc = self._spawn(self.log_dir / "work")
-        msg = self._receive(START_TIMEOUT, "start")
+        msg = self._receive(self.start_timeout, "start")
         if not msg.get("ready"):
             self._kill()
             raise JavaHudiHarnessError(f"Java Hudi {self.line} did not start: {msg.get('error')}")
