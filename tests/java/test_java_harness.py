@@ -94,7 +94,12 @@ def test_killed_java_write_is_rolled_back_by_the_next(case):
     w = java.upsert(t.path, [row("k2", 2, 11, 22)])
     assert w > killed
     assert any(a == "rollback" for _, a in java.last_instants), java.last_instants
-    assert_all(java, t.path, {"k0": 0.0, "k1": 1.0, "k2": 22.0, "k3": 3.0})
+    # Java 0.14/0.15 create the write's instant before its eager rollback's, and their log scanner
+    # stops at a block newer than the latest commit (the rollback's command block): Java's snapshot
+    # lacks this write's log until a later commit (measured: k2=2.0 from Java, 22.0 from hudi-rs and
+    # ours). The next commit makes it visible: judge after one.
+    java.upsert(t.path, [row("k9", 1, 11, 9, "nyc")])
+    assert_all(java, t.path, {"k0": 0.0, "k1": 1.0, "k2": 22.0, "k3": 3.0, "k9": 9.0})
 
 
 def test_savepoint_and_restore(case):
