@@ -158,10 +158,10 @@ def test_f6_savepoint_restore_with_unpublished_slice(java_hudi, tmp_path):
     assert_all(java, t.path, {"k0": 0.0, "k1": 11.0, "k2": 22.0, "k3": 3.0, "n1": 100.0})
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22 finding 7: a Hudi 1.x writer on a v6 table fails rolling back "
-                                       "our exact-split execution (split log carries a CREATE marker)")
 @pytest.mark.parametrize("line", ["1.0", "1.1"])
 def test_f7_1x_writer_on_v6_rolls_back_our_exact_split(java_hudi, tmp_path, line):
+    """Finding 7, fixed: the split log carries no CREATE marker, so a Hudi 1.x writer on a v6 table
+    rolls our crashed exact-split execution back and compacts; nothing lost."""
     java = java_hudi(line)
     t = new_table(tmp_path, 6)
     t.write([row(f"k{i}", 1, 10, i) for i in range(4)])
@@ -183,9 +183,9 @@ def _compacted_then_archived(java, tmp_path):
     return t
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22 finding 8: after Java archives our compaction commit (v6) "
-                                       "status() has no threshold and validate reports its files as orphans")
 def test_f8_status_and_validate_after_java_archives_our_compaction(java_hudi, tmp_path):
+    """Finding 8, fixed: the threshold and validate read `.hoodie/archived/` after Java archives our
+    compaction commit (v6)."""
     java = java_hudi("0.14")
     t = _compacted_then_archived(java, tmp_path)
     assert t.status().threshold == "2026-01-01T22:00:00.000Z"
