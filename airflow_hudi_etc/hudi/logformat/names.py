@@ -43,10 +43,10 @@ class LogFileName:
 
 
 def is_checksum_file(name: str) -> bool:
-    """Hadoop's checksum file of another (``.<name>.crc``), which Java's writers leave next to
-    every file on local storage; Hadoop's file system hides them from Java's listings
-    (``ChecksumFileSystem.isChecksumFile``), so Hudi never takes one for a log file."""
-    return name[:1] == "." and name.endswith(".crc")
+    """Hadoop's checksum file of a log file (``..<log name>.crc``), which Java's writers leave
+    next to every file on local storage; Hadoop's file system hides them from Java's listings
+    (``ChecksumFileSystem.isChecksumFile``), and no file id starts with a dot: never a log file."""
+    return name[:2] == ".." and name.endswith(".crc")
 
 
 def parse_log_file_name(name: str) -> LogFileName | None:
