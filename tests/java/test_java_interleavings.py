@@ -49,6 +49,8 @@ def test_real_java_interleaving_slow(java_hudi, tmp_path, version, line, seed):
     _run(java_hudi, tmp_path, version, line, seed, SLOW_STEPS, killed_writes=1)
 
 
+@pytest.mark.xfail(strict=True, reason="new finding (javajudge): Hudi's CREATE TABLE over an existing location "
+                   "rewrites hoodie.properties with the keys it knows only; not fixed yet")
 @pytest.mark.parametrize("version,line", VERSION_LINES, ids=[f"v{v}-hudi{line}" for v, line in VERSION_LINES])
 def test_catalog_registration_keeps_our_properties(java_hudi, tmp_path, version, line):
     """Found by the interleavings: Spark SQL's ``CREATE TABLE ... USING hudi LOCATION`` over our
