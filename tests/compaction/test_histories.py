@@ -352,7 +352,7 @@ def _java_params(slow: bool):
 @pytest.mark.java
 @pytest.mark.parametrize("version,line,seed", _java_params(False))
 def test_history_judged_by_java(java_hudi, tmp_path, version, line, seed):
-    run_seed(tmp_path, seed, rounds=8, table_version=version, java=java_hudi(line))
+    run_seed(tmp_path, seed, rounds=6, table_version=version, java=java_hudi(line))
 
 
 @pytest.mark.java
