@@ -303,15 +303,22 @@ class JavaWorld:
         if rc == crash.EXIT_CODE and family == "schedule" and self.java.line == "1.0":
             # issue 22 finding 1's residual window (fixed elsewhere): Hudi 1.0's snapshot read takes
             # a killed schedule's copies (slice on no timeline) into the latest slice (HUDI-9288,
-            # fixed in 1.1): seen here (v8 seed 2: k0009 read 26 after 36 was compacted). Our next
-            # command removes them: it runs before any Java operation on 1.0
-            self.our_write(self.rows(0, 1, reinsert=False))
-            msg += " + our_write (finishes the dead schedule)"
+            # fixed in 1.1): seen here (v8 seed 2: k0009 read 26 after 36 was compacted). The
+            # documented repair (unschedule --instant C) runs before any Java operation on 1.0
+            msg += " + " + self.unschedule_dead()
         elif rc == crash.EXIT_CODE and self.rng.random() < 0.5:
             msg += " + " + self.recover(family, args)
-        elif rc == crash.EXIT_CODE and family in ("unschedule", "rollback"):
+        elif rc == crash.EXIT_CODE and family in ("unschedule", "rollback", "schedule"):
             self.deferred.append((family, args))  # re-run at the end if nothing else finished it
         return msg
+
+    def unschedule_dead(self) -> str:
+        """``unschedule --instant C`` for every dead schedule's intent (validate's repair)."""
+        d = self.path / ".hoodie" / ".aux" / "hudi-etc" / "intents"
+        dead = sorted(f.name.split(".")[0] for f in d.glob("*.json")) if d.is_dir() else []
+        pend = {i.timestamp for i in self.pending_compactions()}
+        return "; ".join(f"unschedule {c} rc={cli('unschedule', '--path', str(self.path), '--instant', c).returncode}"
+                         for c in dead if c not in pend) or "no intent left"
 
     def recover(self, family: str, args) -> str:
         """The documented recovery, at once: re-run (write: roll the dead one back)."""
@@ -325,7 +332,7 @@ class JavaWorld:
                     return f"rollback {d}: {type(e).__name__}"
             return f"rollback {dead}"
         if family == "schedule":
-            return "(next schedule finishes it)"
+            return self.unschedule_dead()
         proc = cli(*args)
         return f"re-run rc={proc.returncode}"
 
@@ -433,7 +440,7 @@ class JavaWorld:
         removes it and ``validate`` reports ``temp-file`` for good (seen: v9 seed 2). Read by no one."""
         if problem.get("kind") != "temp-file":
             return False
-        done = {i.timestamp for i in self.timeline().completed_compactions}
+        done = {i.timestamp for i in self.timeline().instants if i.is_completed}
         return any(f"-i{c}-" in problem["path"] for c in done)
 
     def run(self, steps: int) -> dict:
@@ -458,7 +465,8 @@ class JavaWorld:
                 raise AssertionError(f"{self.where()}: {type(e).__name__}: {e}") from e
         # the end: the deferred recoveries, every pending compaction executed, one more Java write
         for family, args in self.deferred:
-            self.log.append(f"deferred {family}: rc={cli(*args).returncode}")
+            self.log.append(f"deferred {family}: " + (self.unschedule_dead() if family == "schedule"
+                                                      else f"rc={cli(*args).returncode}"))
         for inst in [i.timestamp for i in self.pending_compactions()]:
             try:
                 self.log.append(f"final execute {inst}: {execute(str(self.path), instant=inst).get('status')}")
@@ -471,7 +479,10 @@ class JavaWorld:
         self.java.upsert(self.path, rows, schema=JAVA_DDL, options=JAVA_OPTS)
         self.applied(rows)
         self.log.append("final java_upsert")
-        self.judge()
+        try:
+            self.judge()
+        except AssertionError as e:
+            raise AssertionError(f"{self.where()}: {e}") from e
         report = validate(str(self.path))
         problems = [p for p in report["problems"] if not self.java_rolled_back_our_log(p)
                     and not self.temp_file_of_a_plan_java_executed(p)]
