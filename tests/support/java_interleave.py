@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import re
 import time
 from pathlib import Path
 
@@ -440,8 +441,8 @@ class JavaWorld:
         removes it and ``validate`` reports ``temp-file`` for good (seen: v9 seed 2). Read by no one."""
         if problem.get("kind") != "temp-file":
             return False
-        done = {i.timestamp for i in self.timeline().instants if i.is_completed}
-        return any(f"-i{c}-" in problem["path"] for c in done)
+        m = re.search(r"-i(\d+)-", problem["path"])
+        return m is not None and m.group(1) not in {i.timestamp for i in self.pending_compactions()}
 
     def run(self, steps: int) -> dict:
         base = self.rows(12, 0)
