@@ -1012,7 +1012,18 @@ OPS = ("our_write", "our_delete", "java_write", "java_delete", "java_failed_writ
 PENDING_OPS = ("java_write", "java_write", "java_failed_write", "java_compact", "java_clean", "our_write")
 
 
-def run_interleaving(tmp_path, seed: int, steps: int, version: int = 6) -> dict:
+def _java_judges(java, w: World, *, ro: bool = False) -> None:
+    """Real Java Hudi reads the simulator's table: its snapshot is the model; its RO is hudi-rs's."""
+    from java_checks import java_rows_by_key
+
+    assert java_rows_by_key(java, w.path) == w.model, f"Java {java.line}'s snapshot differs from the model"
+    if ro:
+        assert java_rows_by_key(java, w.path, ro=True) == snapshot(w.path, ro=True), f"Java {java.line}'s RO"
+
+
+def run_interleaving(tmp_path, seed: int, steps: int, version: int = 6, java=None) -> dict:
+    """``java`` (a tests/support/java_hudi.py client): real Java's reads judge the key states too —
+    after every compaction executed (by us or the simulator) and at the end."""
     w = World(tmp_path, seed, version=version)
     _base(w, 15)
     counts = dict.fromkeys(OPS + ("plans", "executed_by_us", "executed_by_java"), 0)
@@ -1056,6 +1067,8 @@ def run_interleaving(tmp_path, seed: int, steps: int, version: int = 6) -> dict:
             counts["executed_by_" + ("us" if op == "execute" else "java")] += 1
             if c in plan_at:
                 w.check_ro(*plan_at[c])
+            if java is not None:
+                _java_judges(java, w)
         elif op == "unschedule" and pending:
             try:
                 unschedule(str(w.path), instant=pending[0].timestamp)
@@ -1076,6 +1089,8 @@ def run_interleaving(tmp_path, seed: int, steps: int, version: int = 6) -> dict:
         except JavaCompactionError:
             w.java.compact()
     w.check()
+    if java is not None:
+        _java_judges(java, w, ro=True)
     report = validate(str(w.path))
     assert report["ok"], report["problems"]
     return counts
@@ -1090,6 +1105,20 @@ def test_random_interleavings_with_java(tmp_path, seed):
 @pytest.mark.parametrize("seed", range(3))
 def test_random_interleavings_with_java_1x(tmp_path, seed, version):
     run_interleaving(tmp_path, seed, 20, version)
+
+
+def _java_lines(slow: bool):
+    from java_hudi import VERSION_LINES
+
+    return [pytest.param(v, line, s, marks=(pytest.mark.slow,) if slow else (), id=f"v{v}-hudi{line}-s{s}")
+            for v, line in VERSION_LINES for s in (range(10, 20) if slow else (0,))]
+
+
+@pytest.mark.java
+@pytest.mark.parametrize("version,line,seed", _java_lines(False) + _java_lines(True))
+def test_random_interleavings_with_java_judged_by_real_java(java_hudi, tmp_path, version, line, seed):
+    """The simulator's interleavings, their key states read by the real Java line of the table version."""
+    run_interleaving(tmp_path, seed, 20, version, java=java_hudi(line))
 
 
 @pytest.mark.slow

@@ -70,3 +70,14 @@ def completion_time(path, instant: str) -> str:
         if n.startswith(instant + "_") and not n.endswith((".requested", ".inflight")):
             return n.split("_")[1].split(".")[0]
     return instant
+
+
+def java_rows_by_key(java, path, *, ro: bool = False, columns=("key", "ts", "event_time", "value", "note", "region"),
+                     key: str = "key") -> dict:
+    """``{key: {column: value}}`` of Java's snapshot (or RO) read of the families' tables (the
+    columns of tests/support/batches.py); a key read twice fails."""
+    out: dict = {}
+    for r in java.read(path, query="read_optimized" if ro else "snapshot"):
+        assert r[key] not in out, f"Java {'RO' if ro else 'snapshot'}: key {r[key]} read twice"
+        out[r[key]] = {c: r[c] for c in columns}
+    return out
