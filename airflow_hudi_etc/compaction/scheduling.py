@@ -12,6 +12,8 @@ outcome or error; nothing is written before the checks pass, and a retry is answ
 
 from __future__ import annotations
 
+import contextlib
+
 import datetime as _dt
 import gc
 import json
@@ -230,7 +232,12 @@ def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode:
     failure in the process removes them at once (the plan not visible)."""
     instant = plan.instant
     files = tuple(plan_link_files(plan))
-    with heartbeat.hold(storage, instant, what="schedule"):
+    hold = contextlib.ExitStack()
+    try:  # a scheduler that took the same instant time holds it: this one withdraws
+        hold.enter_context(heartbeat.hold(storage, instant, what="schedule"))
+    except InstantExistsError as e:
+        return str(e) if str(e).startswith("conflict") else f"conflict: {e}"
+    with hold:
         try:
             intents.record(storage, intents.Intent(instant, "schedule", files))
         except InstantExistsError as e:
