@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable, TypeVar
 
 from .errors import InstantExistsError, InvalidTimelineError, TableUpgradeIncompleteError
 from .instant import _GROUP_V2 as _GROUP, INSTANT_TIME, META_DIR, Action, Instant, State
 
-if TYPE_CHECKING:  # annotations only: timeline.py reads layout 2 through this module, not the other way
-    from .timeline import Timeline
+#: the timeline class :func:`load_layout2` builds (``timeline.Timeline``: it reads layout 2 through
+#: this module, never the other way round)
+_T = TypeVar("_T")
 
 #: the instant file names of layout 2 (InstantFileNameParserV2, restricted to known shapes)
 _V2_RE = re.compile(rf"^({INSTANT_TIME})(?:_({INSTANT_TIME}))?\.([a-z]+)(?:\.(requested|inflight))?$")
@@ -168,7 +169,7 @@ def parse_layout2_reference(names: Iterable[str], meta_dir: str) -> list[Instant
     return out
 
 
-def load_layout2(cls, storage, config) -> Timeline:
+def load_layout2(cls: type[_T], storage, config) -> _T:
     """The layout-2 active timeline of a v8/v9 table, after the mixed-state checks of spec §8.
 
     Parsed when asked, as layout 1: the sensor's questions (pending/completed compactions, pending
