@@ -172,6 +172,7 @@ def report_data(path: Any, *, storage_options: Mapping[str, Any] | None = None, 
     from .hudi.timeline import Action, instant_to_epoch_ms, iter_write_stats
 
     table = path if isinstance(path, HudiTable) else HudiTable.load(path, storage_options)
+    zone = table.timeline_zone  # the chart's time axis needs it: a typed refusal when unknown
     m = table_metrics(table, now=now, allow_scan=False, include_slices=False)
     sla_s = _sla_seconds(sla)
     ingestion = []
@@ -185,7 +186,7 @@ def report_data(path: Any, *, storage_options: Mapping[str, Any] | None = None, 
         batch_max = max(his) if his else None
         if batch_max is not None:
             running = batch_max if running is None else max(running, batch_max)
-        ingestion.append({"instant": inst.timestamp, "instant_time_ms": instant_to_epoch_ms(inst.timestamp),
+        ingestion.append({"instant": inst.timestamp, "instant_time_ms": instant_to_epoch_ms(inst.timestamp, zone),
                           "min_event_time_ms": min(los) if los else None, "max_event_time_ms": batch_max,
                           "max_event_time_written_ms": running})
     history = [h for h in compaction_history(table) if h.get("threshold_ms") is not None]

@@ -55,7 +55,7 @@ def reset_threshold(path: str | Storage, *, to: str | None = None, instant: str 
             latency = max(0, int(extra.get(K_LATENCY_MS) or 0))
         except (TypeError, ValueError):
             latency = 0
-        ran = parse_instant_time(inst)
+        ran = parse_instant_time(inst, table.timeline_zone)  # a wall-clock time of the table's zone
         to_ms = min(published, (ran - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc))
                     // _dt.timedelta(milliseconds=1) - latency)
     else:

@@ -428,17 +428,23 @@ def format_instant(dt: _dt.datetime, zone: _dt.tzinfo = _dt.timezone.utc) -> str
     return dt.strftime(INSTANT_FORMAT) + f"{dt.microsecond // 1000:03d}"
 
 
-def parse_instant_time(ts: str) -> _dt.datetime:
-    """UTC datetime of a 14- or 17-digit instant time."""
+def parse_instant_time(ts: str, zone: _dt.tzinfo = _dt.timezone.utc) -> _dt.datetime:
+    """The moment a 14- or 17-digit instant time names, read as a wall-clock time of ``zone``
+    (the table's timeline zone: :func:`~airflow_hudi_etc.hudi.coexistence.timeline_zone`; a
+    Java writer on LOCAL writes its JVM's wall clock). Aware, in ``zone``."""
     if not re.fullmatch(INSTANT_TIME, ts or ""):
         raise InvalidTimelineError(f"not an instant time: {ts!r}")
     dt = _dt.datetime.strptime(ts[:14], INSTANT_FORMAT)
     ms = int(ts[14:17]) if len(ts) == 17 else 0
-    return dt.replace(microsecond=ms * 1000, tzinfo=_dt.timezone.utc)
+    return dt.replace(microsecond=ms * 1000, tzinfo=zone)
 
 
-def instant_to_epoch_ms(ts: str) -> int:
-    return int(parse_instant_time(ts).timestamp() * 1000)
+def instant_to_epoch_ms(ts: str, zone: _dt.tzinfo = _dt.timezone.utc) -> int:
+    """Epoch milliseconds of an instant time made in ``zone`` (see :func:`parse_instant_time`)."""
+    return (parse_instant_time(ts, zone) - _EPOCH) // _dt.timedelta(milliseconds=1)
+
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
 
 def next_instant_time(timeline: Timeline, now: _dt.datetime | None = None,

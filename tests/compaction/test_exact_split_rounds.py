@@ -36,7 +36,7 @@ def row(key, ts, et_h, note=""):
 def table(tmp_path, payload="overwrite-latest"):
     path = tmp_path / "t"
     init_table(str(path), table_name="t", record_key="key", precombine_field="ts", event_time_field="event_time",
-               payload=payload)
+               payload=payload, exclusive_cleaner=True)  # link modes are explicit here (symlink needs the promise)
     return path
 
 

@@ -1,6 +1,9 @@
 """Seeded multi-round histories (tests/support/histories.py): ≥ 20 rounds of late data each, plain and
 exact-split compactions mixed, copy and symlink, both payloads, ordering values that rise and fall,
-deletes and re-inserts, a clean every 4 rounds. After every round:
+deletes and re-inserts, a clean every 4 rounds; timelines in UTC or in a zone recorded with
+``configure`` on a LOCAL table (Tokyo, Los Angeles, Paris, Kolkata, Chatham: no variable set),
+partition values from the whole Unicode range (and one with a control character, refused). After
+every round:
 
 * snapshot: hudi-rs (where its semantics match 0.14's) and our reader against the model, and
   unchanged by ``execute``; while a plan is pending, our reader against the model (hudi-rs drops
@@ -8,23 +11,32 @@ deletes and re-inserts, a clean every 4 rounds. After every round:
 * RO: hudi-rs against the model, and the freshness guarantee against the history itself;
 * time travel to a sample of earlier instants (all retained ones at the end) and incremental reads
   between a sample of pairs: our reader against the model, hudi-rs too where it agrees;
-* ``validate`` clean.
+* ``validate`` clean;
+* after each schedule: the plan's instant is a wall-clock time of the table's zone, and ``status``
+  reads its age in that zone.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import random
+from zoneinfo import ZoneInfo
 
 import pyarrow as pa
 import pytest
 
 from airflow_hudi_etc.compaction.clean import clean
+from airflow_hudi_etc.compaction.configure import configure
+from airflow_hudi_etc.compaction.metrics import table_metrics
 from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.plans import show_plan
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
+from airflow_hudi_etc.hudi.coexistence import TIMEZONE_ENV
+from airflow_hudi_etc.hudi.errors import InvalidInputError
+from airflow_hudi_etc.hudi.properties import dumps, loads
 from airflow_hudi_etc.hudi.table import HudiTable
 from airflow_hudi_etc.hudi.writer import init_table, write_batch
 from histories import ET, H, PRE, HistoryConfig, LayoutModel, dedup, generate
@@ -60,6 +72,13 @@ class Run:
         init_table(str(self.path), table_name=f"h{cfg.seed}", record_key="key", precombine_field=PRE,
                    event_time_field=ET, partition_field="region" if cfg.partitioned else None, payload=cfg.payload,
                    exclusive_cleaner=cfg.link_mode == "symlink", table_version=cfg.table_version)
+        if cfg.timeline_zone != "UTC":
+            # as Java writes it by default (LOCAL: the JVM's zone), the writers' zone recorded once
+            f = self.path / ".hoodie" / "hoodie.properties"
+            props = loads(f.read_text())
+            props["hoodie.table.timeline.timezone"] = "LOCAL"
+            f.write_text(dumps(props))
+            assert configure(str(self.path), timeline_zone=cfg.timeline_zone)["status"] == "configured"
         self.model = LayoutModel(eto=cfg.payload == "event-time-ordering", po=cfg.commit_time_ordering)
         self.instants: list[str] = []  # completed instants, oldest first, still time-travel targets
         self.as_of: dict[str, dict] = {}  # instant → model snapshot (key → (value, commit time))
@@ -142,6 +161,7 @@ class Run:
         if res.instant is None:
             assert res.reason in ("no log file qualifies",) or "not past" in res.reason, res.reason
             return None
+        self.check_instant_zone(res.instant)
         written_before = len(self.history)  # the guarantee covers what was written before the plan
         plan = show_plan(str(self.path), instant=res.instant)
         ops = {op["file_id"]: len(op["compact_logs"]) for op in plan["operations"]}
@@ -181,6 +201,25 @@ class Run:
         return res.instant
 
     # ------------------------------------------------------------ checks
+    def check_instant_zone(self, pending: str):
+        """The plan just made: its instant is a wall-clock time of the table's zone (read here
+        with zoneinfo, independently of the code), and status reads its age in that zone."""
+        made = dt.datetime.strptime(pending[:14], "%Y%m%d%H%M%S").replace(tzinfo=ZoneInfo(self.cfg.timeline_zone))
+        assert abs(made - dt.datetime.now(dt.timezone.utc)) < dt.timedelta(minutes=30), (pending, made)
+        age = table_metrics(str(self.path), allow_scan=False, include_slices=False)["pending_plan_age_seconds"]
+        assert age is not None and 0 <= age < 1800, (pending, age)
+        self.checks += 1
+
+    def check_refused_partition_value(self):
+        """A partition value hudi-rs cannot read (a control character) is refused, nothing written."""
+        c = self.rng.choice([*map(chr, range(1, 0x20)), "\x7f"])
+        before = sorted(p.name for p in (self.path / ".hoodie").iterdir())
+        row = {"key": "k9999", "ts": 1, "event_time": 0, "value": -1.0, "note": None, "region": f"r{c}"}
+        with pytest.raises(InvalidInputError, match="not usable folder names"):
+            write_batch(str(self.path), pa.Table.from_pylist([row], schema=SCHEMA))
+        assert sorted(p.name for p in (self.path / ".hoodie").iterdir()) == before
+        self.checks += 1
+
     def check_now(self):
         want = model_values(self.model.snapshot())
         if not self.fresh:
@@ -260,8 +299,19 @@ class Run:
 
     # ------------------------------------------------------------ the history
     def run(self) -> dict:
+        # no variable: the zone is the table's (UTC, or the one configure recorded)
+        saved = os.environ.pop(TIMEZONE_ENV, None)
+        try:
+            return self._run()
+        finally:
+            if saved is not None:
+                os.environ[TIMEZONE_ENV] = saved
+
+    def _run(self) -> dict:
         rounds = generate(self.cfg)
         compactions = {"plain": 0, "exact": 0, "none": 0}
+        if self.cfg.partitioned:
+            self.check_refused_partition_value()
         for steps in rounds:
             for step in steps:
                 self.fresh = False

@@ -335,6 +335,32 @@ def test_symlinks_only_by_contract(tmp_path):
     assert not symlinks_allowed(load_table_config(Storage(str(q))))
 
 
+def test_link_mode_symlink_is_refused_without_the_exclusive_cleaner_promise(tmp_path, capsys):
+    """``--link-mode symlink`` on a table that does not say only hudi-etc cleans it: a Java
+    cleaner would delete the link targets with the old slice. Refused (exit 2, naming the
+    setting), nothing written; the same table promising it gets its symlinks."""
+    from airflow_hudi_etc.cli import main as cli_main
+    from airflow_hudi_etc.hudi.coexistence import update_table_properties
+    from airflow_hudi_etc.hudi.etc_keys import EXCLUSIVE_CLEANER
+    from batches import run_history
+    from tests_digest import tree_digest
+
+    path, _ = run_history(tmp_path, 5, batches=4, monotone=True)
+    before = tree_digest(path)
+    args = ["schedule", "--path", str(path), "--data-latency", "1h", "--compaction-time", iso(T0 + 4 * H),
+            "--link-mode", "symlink"]
+    assert cli_main(args) == 2
+    err = json.loads(capsys.readouterr().out)["error"]
+    assert err["code"] == "invalid_input" and EXCLUSIVE_CLEANER in err["message"], err
+    assert "--exclusive-cleaner" in err["message"]
+    assert tree_digest(path) == before
+    update_table_properties(Storage(str(path)), {EXCLUSIVE_CLEANER: "true"})
+    assert cli_main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["reason"] == "scheduled"
+    assert execute(str(path))["link_mode"] == "symlink"
+
+
 # ----------------------------------------------------------------- 6. time zone, key generators
 def test_non_utc_timeline_is_refused_without_the_writers_zone(fixture_copy, monkeypatch):
     path = fixture_copy("v6_trips_8i1u")  # written by Java: no timeline zone property (LOCAL)

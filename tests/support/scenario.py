@@ -97,7 +97,8 @@ class Scenario:
 def build(tmp_dir: Path, seed: int, *, exact: bool, link_mode: str, table_version: int = 6) -> Scenario:
     """Ordering values rise with arrival (``monotone``): Hudi 0.14's overwrite-latest and 1.x's
     COMMIT_TIME_ORDERING (a v8/v9 table) then read the same, so one model serves every version."""
-    path, model = run_history(tmp_dir, seed, partitioned=True, batches=6, monotone=True, table_version=table_version)
+    path, model = run_history(tmp_dir, seed, partitioned=True, batches=6, monotone=True, table_version=table_version,
+                              exclusive_cleaner=link_mode == "symlink")
     return Scenario(path, model, list(random_history(seed, 6, monotone_ordering=True)), link_mode, exact,
                     table_version=table_version)
 
