@@ -34,6 +34,8 @@ from typing import Any, Mapping, Sequence
 STORAGE_OPTIONS_ENV = "HUDI_ETC_STORAGE_OPTIONS"
 #: the job's first option: where it writes its result (a local path or any fsspec URI)
 RESULT_FILE_FLAG = "--result-file"
+#: how the job's one human line on stderr starts (the job prints it, spark-submit's caller passes it on)
+SUMMARY_PREFIX = "hudi-etc summary:"
 
 
 @dataclass(frozen=True)
