@@ -14,13 +14,16 @@ section has runnable examples (run as doctests by the tests).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 import pyarrow as pa
 
 from .compaction.results import ScheduleResult
+from .hudi.errors import InvalidInputError
 from .hudi.storage import Storage
 from .hudi.writer import WriteResult
 
@@ -82,9 +85,12 @@ class Compaction:
     def __init__(self, table: "Table"):
         self._table = table
 
-    def schedule(self, data_latency: str, *, compaction_time: str | None = None, link_mode: str = "auto",
-                 exact_split: bool = False, event_time_field: str | None = None, engine=None) -> ScheduleResult:
-        """Plan a compaction of everything up to ``compaction_time − data_latency`` (see README)."""
+    def schedule(self, data_latency: str | timedelta | float, *, compaction_time: str | datetime | None = None,
+                 link_mode: str = "auto", exact_split: bool = False, event_time_field: str | None = None,
+                 engine=None) -> ScheduleResult:
+        """Plan a compaction of everything up to ``compaction_time − data_latency`` (see README).
+        ``data_latency``: ``"2h"``/``"PT2H"``, a ``timedelta`` or seconds; ``compaction_time``: ISO-8601
+        or a ``datetime`` (naive: UTC), default now."""
         from .compaction.scheduling import schedule
 
         return schedule(self._table.storage, data_latency=data_latency, compaction_time=compaction_time,
@@ -108,10 +114,12 @@ class Compaction:
         return CompactionResult.of(unschedule(self._table.storage, instant=instant))
 
     def pending(self) -> tuple[str, ...]:
-        """Instants of the pending compaction plans."""
+        """Instants of the pending compaction plans (``TableNotFoundError`` for no table)."""
+        from .hudi.properties import load_table_config
         from .hudi.timeline import Timeline
 
-        return tuple(i.timestamp for i in Timeline.load(self._table.storage).pending_compactions)
+        storage = self._table.storage
+        return tuple(i.timestamp for i in Timeline.load(storage, load_table_config(storage)).pending_compactions)
 
     def plan(self, instant: str) -> Mapping[str, Any]:
         """A plan as ``show-plan`` prints it."""
@@ -127,10 +135,37 @@ class Compaction:
         return _frozen(reset_threshold(self._table.storage, to=to, instant=instant))
 
 
+def _batch(data: Any) -> pa.Table:
+    """An Arrow table, or rows (mappings) made into one; anything else, or rows Arrow cannot
+    type (mixed or unsupported value types), is an :class:`InvalidInputError`."""
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    if isinstance(data, (Mapping, str, bytes)) or not isinstance(data, Iterable):
+        raise InvalidInputError(f"write: give an Arrow table or an iterable of rows (dicts), "
+                                f"not {type(data).__name__}")
+    rows = list(data)
+    bad = next((r for r in rows if not isinstance(r, Mapping)), None)
+    if bad is not None:
+        raise InvalidInputError(f"write: every row must be a dict, not {type(bad).__name__} ({bad!r:.60})")
+    try:
+        return pa.Table.from_pylist(rows)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError) as e:
+        raise InvalidInputError(f"write: the rows' values cannot make one Arrow table (a column with values "
+                                f"of different types?): {e}") from None
+
+
 class Table:
     """A Hudi table-version-6 Merge-On-Read table. Cheap to create: nothing is cached."""
 
-    def __init__(self, path: str, *, storage_options: Mapping[str, Any] | None = None):
+    def __init__(self, path: str | os.PathLike, *, storage_options: Mapping[str, Any] | None = None):
+        if isinstance(path, os.PathLike):
+            path = os.fspath(path)
+        if not isinstance(path, str) or not path:
+            raise InvalidInputError(f"table path {path!r}: give a non-empty string (a local path or an fsspec URI)")
+        if storage_options is not None and not isinstance(storage_options, Mapping):
+            raise InvalidInputError(f"storage_options: give a mapping, not {type(storage_options).__name__}")
         self.path = path
         self.storage = Storage(path, dict(storage_options or {}))
         self.compaction = Compaction(self)
@@ -171,7 +206,7 @@ class Table:
 
         from .compaction.intents import finish_stale_intents
 
-        batch = data if isinstance(data, pa.Table) else pa.Table.from_pylist(list(data))
+        batch = _batch(data)  # bad input refused before anything is touched
         finish_stale_intents(self.storage)  # a crashed schedule's copies (compaction/intents.py)
         return write_batch(self.storage, batch, operation=operation, engine=engine)
 
@@ -227,6 +262,17 @@ class Table:
         from .compaction.clean import clean
 
         return _frozen(clean(self.storage, retain_commits=retain_commits))
+
+    def configure(self, *, timeline_zone: str | None = None, java_compaction: str | None = None,
+                  **settings: Any) -> Mapping[str, Any]:
+        """Record decisions about the table in its ``hoodie.properties`` once (``hudi-etc
+        configure``): ``timeline_zone``, the Java writers' JVM zone (e.g. ``"Europe/Paris"``) of a
+        table whose ``hoodie.table.timeline.timezone`` is LOCAL, checked against its instants;
+        ``java_compaction``: ``"on"`` (Java executes the compactions) or ``"off"``."""
+        from .compaction.configure import configure
+
+        return _frozen(configure(self.storage, timeline_zone=timeline_zone, java_compaction=java_compaction,
+                                 **settings))
 
     def drop_metadata_table(self) -> Mapping[str, Any]:
         from .hudi.coexistence import drop_metadata_table

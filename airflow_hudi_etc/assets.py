@@ -93,11 +93,20 @@ def is_table_asset(obj: Any) -> bool:
 
 def create_asset(*, path: str | os.PathLike, name: str | None = None, group: str = "hudi-etc",
                  extra: Mapping[str, Any] | None = None, watchers: list | None = None):
-    """The factory registered for our schemes: ``Asset(uri=asset_uri(path), ...)``."""
+    """The factory registered for our schemes: ``Asset(uri=asset_uri(path), name=<the same URI>)``.
+
+    One identity per table: Airflow tells assets apart by name *and* URI, so a second name for
+    the same table would be a second asset (its own events, its own consumers, no producer). The
+    name is therefore always the normalized URI, from every place that names the table (the
+    operators' events, an ``AssetAlias`` resolution, an ``AssetWatcher``); ``name`` may only
+    repeat it (a different one is a ``ValueError``)."""
     from airflow.sdk import Asset
 
     uri = asset_uri(path)
-    kw: dict[str, Any] = {"uri": uri, "name": name or uri, "group": group, "extra": dict(extra or {})}
+    if name is not None and name != uri:
+        raise ValueError(f"asset of table {path}: its name is its URI {uri!r} (one identity per table), "
+                         f"not {name!r}")
+    kw: dict[str, Any] = {"uri": uri, "name": uri, "group": group, "extra": dict(extra or {})}
     if watchers:
         kw["watchers"] = watchers
     return Asset(**kw)
@@ -141,3 +150,29 @@ def openlineage_dataset(table_path: str):
 def convert_asset_to_openlineage(asset, lineage_context=None):
     """The OpenLineage converter registered for our schemes."""
     return openlineage_dataset(table_path_of(asset.uri))
+
+
+def catalog_datasets(database: str, table: str, metastore_uri: str | None = None) -> list:
+    """OpenLineage datasets of the catalog tables a sync writes, ``<database>.<table>_ro`` and
+    ``_rt`` (namespace ``hive://<host>:<port>`` of a ``thrift://`` metastore; ``hive://localhost``
+    for the embedded one); [] when OpenLineage is not installed."""
+    try:
+        from airflow.providers.common.compat.openlineage.facet import Dataset
+    except Exception:
+        return []
+    netloc = urllib.parse.urlsplit(str(metastore_uri)).netloc if metastore_uri else ""
+    namespace = f"hive://{netloc or 'localhost'}"
+    try:
+        return [Dataset(namespace=namespace, name=f"{database}.{table}{suffix}") for suffix in ("_ro", "_rt")]
+    except Exception:  # a stub without the openlineage client
+        return []
+
+
+def operator_lineage(inputs: list | None = None, outputs: list | None = None):
+    """``OperatorLineage(inputs, outputs)`` without the None entries; None when OpenLineage is absent."""
+    try:
+        from airflow.providers.openlineage.extractors import OperatorLineage
+    except ImportError:
+        return None
+    return OperatorLineage(inputs=[d for d in inputs or [] if d is not None],
+                           outputs=[d for d in outputs or [] if d is not None])

@@ -41,7 +41,9 @@ def _engine(a):
     if spark is not None:
         from .spark.engines import SparkEngine
 
-        return SparkEngine(spark)
+        engine = SparkEngine(spark)
+        engine.check_executors()  # before the table is touched: executors lacking pyarrow fail once, typed
+        return engine
     from .spark.engines import LocalEngine
 
     return LocalEngine()
@@ -55,6 +57,13 @@ def cmd_init(a) -> dict:
                      exclusive_cleaner=a.exclusive_cleaner, table_version=a.table_version,
                      storage_options=storage_options_from_env())
     return {"path": t.storage.base_uri, "table": a.table_name, "created": t.created}
+
+
+def cmd_configure(a) -> dict:
+    from .contract import COMMANDS
+
+    names = [x.name for x in COMMANDS["configure"].args if x.name != "path"]
+    return dict(_table(a).configure(**{n: getattr(a, n) for n in names}))
 
 
 def cmd_drop_metadata_table(a) -> dict:
@@ -91,6 +100,8 @@ def cmd_read(a) -> dict:
     from .hudi.table import normalize_as_of
 
     as_of = normalize_as_of(a.as_of) if a.as_of is not None else None
+    if a.incremental_start is not None or a.incremental_end is not None:
+        return _read_incremental(a, as_of)
     _check_output_file(a.output)
     data = _table(a).read(read_optimized=a.read_optimized, as_of=as_of)
     try:
@@ -99,6 +110,26 @@ def cmd_read(a) -> dict:
         raise InvalidInputError(f"--output {a.output}: cannot write it: {e.strerror or e}") from None
     return {"rows": data.num_rows, "output": a.output, "query": "read_optimized" if a.read_optimized else "snapshot",
             "as_of": as_of}
+
+
+def _read_incremental(a, as_of) -> dict:
+    import pyarrow.parquet as pq
+
+    from .hudi.errors import InvalidInputError
+    from .hudi.table import normalize_incremental_range
+
+    if a.incremental_start is None:
+        raise InvalidInputError("--incremental-end needs --incremental-start")
+    if as_of is not None or a.read_optimized:
+        raise InvalidInputError("an incremental read takes neither --as-of nor --read-optimized")
+    start, end = normalize_incremental_range(a.incremental_start, a.incremental_end)
+    _check_output_file(a.output)
+    data = _table(a).read_incremental(start, end)
+    try:
+        pq.write_table(data, a.output)
+    except OSError as e:
+        raise InvalidInputError(f"--output {a.output}: cannot write it: {e.strerror or e}") from None
+    return {"rows": data.num_rows, "output": a.output, "query": "incremental", "start": start, "end": end}
 
 
 def cmd_status(a) -> dict | str:
@@ -169,7 +200,7 @@ def cmd_sync_catalog(a) -> dict:
 
 #: the function of every command of :data:`airflow_hudi_etc.contract.COMMANDS`
 HANDLERS: dict[str, Callable[[Any], Any]] = {
-    "init": cmd_init, "drop-metadata-table": cmd_drop_metadata_table, "write": cmd_write, "read": cmd_read,
+    "init": cmd_init, "configure": cmd_configure, "drop-metadata-table": cmd_drop_metadata_table, "write": cmd_write, "read": cmd_read,
     "status": cmd_status, "report": cmd_report, "schedule": cmd_schedule, "execute": cmd_execute,
     "rollback": cmd_rollback, "unschedule": cmd_unschedule, "clean": cmd_clean, "show-plan": cmd_show_plan,
     "reset-threshold": cmd_reset_threshold, "validate": cmd_validate, "pack-env": cmd_pack_env,

@@ -34,6 +34,8 @@ from typing import Any, Mapping, Sequence
 STORAGE_OPTIONS_ENV = "HUDI_ETC_STORAGE_OPTIONS"
 #: the job's first option: where it writes its result (a local path or any fsspec URI)
 RESULT_FILE_FLAG = "--result-file"
+#: how the job's one human line on stderr starts (the job prints it, spark-submit's caller passes it on)
+SUMMARY_PREFIX = "hudi-etc summary:"
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,15 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             "only hudi-etc cleans this table (no Java cleaner): link mode auto may then use symlinks"),
         Arg("table_version", int, 6, "6 (Hudi 0.14/0.15), 8 (Hudi 1.0) or 9 (Hudi 1.1)"),
     ), result="Table"),
+    Command("configure", "record a decision about the table once, in its hoodie.properties (hoodie.etc.*)", (
+        PATH,
+        Arg("timeline_zone", help="the Java writers' JVM time zone (e.g. Europe/Paris), for a table whose "
+                                  "hoodie.table.timeline.timezone is LOCAL or unset; "
+                                  "$HUDI_ETC_TIMELINE_TIMEZONE, when set, wins over it"),
+        Arg("java_compaction", choices=("on", "off"),
+            help="on: Java's inline/async compaction executes our plans; off: it is off on every Java writer "
+                 "(our execute may run)"),
+    )),
     Command("drop-metadata-table", "drop the Hudi metadata table as a Java writer with hoodie.metadata.enable=false does",
             (PATH,)),
     Command("write", "upsert or delete a batch (one deltacommit)", (
@@ -104,6 +115,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         PATH,
         Arg("read_optimized", bool, False),
         Arg("as_of"),
+        Arg("incremental_start", help="an incremental read: records committed after this instant "
+                                      "(the --as-of formats, or 000 for the beginning)"),
+        Arg("incremental_end", help="with --incremental-start: up to this instant (default: the latest)"),
         Arg("output", required=True),
     ), result="pyarrow.Table"),
     Command("status", "timeline, pending plans, logs per slice, min event time", (

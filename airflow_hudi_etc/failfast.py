@@ -23,6 +23,7 @@ NON_RETRYABLE_CODES = frozenset({
     "unsupported_table_type",
     "invalid_properties",
     "metadata_table_present",
+    "executor_environment",
 })
 
 F = TypeVar("F", bound=Callable[..., Any])

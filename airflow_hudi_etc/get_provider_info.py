@@ -20,7 +20,8 @@ def get_provider_info() -> dict:
             "Event-time freshness guarantee for Apache Hudi Merge-On-Read read-optimized views: "
             "a sensor and a deferrable trigger that wait for an event-time compaction window, operators that schedule, "
             "execute, roll back event-time compactions through spark-submit and publish the "
-            "threshold in the Hive metastore; an Airflow asset per table (URI scheme hudi-etc+<storage>) "
+            "threshold in the Hive metastore; an Airflow asset per table (URI scheme hudi-etc+ then the storage's, "
+            "e.g. hudi-etc+s3://bucket/table) "
             "with an event each time its read-optimized view gets fresher, and an event trigger for AssetWatcher."
         ),
         "integrations": [
@@ -70,6 +71,11 @@ def get_provider_info() -> dict:
                             "key/secret/endpoint_url from the fields above)"
                         ),
                         "schema": {"type": ["object", "null"]},
+                    },
+                    "table_path": {
+                        "label": "Table path (for Test)",
+                        "description": "A table on this storage: the Test button reads its timeline with these credentials",
+                        "schema": {"type": ["string", "null"]},
                     },
                     "region_name": {
                         "label": "Region",

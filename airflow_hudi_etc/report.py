@@ -172,6 +172,7 @@ def report_data(path: Any, *, storage_options: Mapping[str, Any] | None = None, 
     from .hudi.timeline import Action, instant_to_epoch_ms, iter_write_stats
 
     table = path if isinstance(path, HudiTable) else HudiTable.load(path, storage_options)
+    zone = table.timeline_zone  # the chart's time axis needs it: a typed refusal when unknown
     m = table_metrics(table, now=now, allow_scan=False, include_slices=False)
     sla_s = _sla_seconds(sla)
     ingestion = []
@@ -185,7 +186,7 @@ def report_data(path: Any, *, storage_options: Mapping[str, Any] | None = None, 
         batch_max = max(his) if his else None
         if batch_max is not None:
             running = batch_max if running is None else max(running, batch_max)
-        ingestion.append({"instant": inst.timestamp, "instant_time_ms": instant_to_epoch_ms(inst.timestamp),
+        ingestion.append({"instant": inst.timestamp, "instant_time_ms": instant_to_epoch_ms(inst.timestamp, zone),
                           "min_event_time_ms": min(los) if los else None, "max_event_time_ms": batch_max,
                           "max_event_time_written_ms": running})
     history = [h for h in compaction_history(table) if h.get("threshold_ms") is not None]
@@ -235,8 +236,26 @@ def render_png(data: Mapping[str, Any]) -> bytes:
     fig = Figure(figsize=(10, 10), dpi=100)
     ax1, ax2, ax3 = fig.subplots(3, 1, gridspec_kw={"height_ratios": [3, 2, 2]})
     fig.suptitle(f"Event-time freshness of {fig_d.get('table') or 'table'}  (now {fig_d.get('now')})", fontsize=11)
+    lo_x, hi_x = _plot_event_time(ax1, hist, ing, now_ms)
+    _plot_threshold_lag(ax2, hist, now_ms, fig_d.get("sla_seconds"))
+    for ax in (ax1, ax2):
+        pad_x = max((hi_x - lo_x) // 40, 5)
+        ax.set_xlim(_dt_ms(lo_x - pad_x), _dt_ms(hi_x + pad_x))
+        loc = mdates.AutoDateLocator()
+        ax.xaxis.set_major_locator(loc)
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(loc))
+        ax.grid(alpha=0.3)
+    ax1.yaxis.set_major_formatter(mdates.DateFormatter("%m-%d %H:%M"))
+    _plot_remaining_logs(ax3, hist)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    return buf.getvalue()
 
-    # 1. event time vs wall time
+
+def _plot_event_time(ax1, hist: list, ing: list, now_ms: int) -> tuple[int, int]:
+    """Panel 1: event time against wall time (ingestion, the RO threshold, what the logs kept);
+    returns the wall-time range (ms) the panels above the bars share."""
     xs_all = [r["instant_time_ms"] for r in ing] + [h["instant_time_ms"] for h in hist] + [now_ms]
     ys_all: list[int] = []
     if ing:
@@ -271,8 +290,12 @@ def render_png(data: Mapping[str, Any]) -> bytes:
     ax1.set_ylabel("event time (UTC)")
     ax1.set_title("RO threshold and ingestion against wall time", fontsize=10)
     ax1.legend(loc="upper left", fontsize=8)
+    return lo_x, hi_x
 
-    # 2. threshold lag (saw-tooth: grows until the next compaction moves the threshold)
+
+def _plot_threshold_lag(ax2, hist: list, now_ms: int, sla_seconds: float | None) -> None:
+    """Panel 2: the threshold lag, a saw-tooth that grows until the next compaction moves the
+    threshold; the SLA as a line."""
     unit_ms, unit = 3_600_000, "hours"
     if hist:
         xs, ys = [], []
@@ -288,24 +311,18 @@ def render_png(data: Mapping[str, Any]) -> bytes:
         ax2.plot([_dt_ms(x) for x in xs[::2]], [y / unit_ms for y in ys[::2]], "o", color="tab:red", ms=3)
     else:
         ax2.text(0.5, 0.5, "no event-time compaction yet", transform=ax2.transAxes, ha="center")
-    if fig_d.get("sla_seconds"):
-        ax2.axhline(fig_d["sla_seconds"] * 1000 / unit_ms, color="black", ls=":",
-                    label=f"SLA ({human_duration(fig_d['sla_seconds'])})")
+    if sla_seconds:
+        ax2.axhline(sla_seconds * 1000 / unit_ms, color="black", ls=":",
+                    label=f"SLA ({human_duration(sla_seconds)})")
     ax2.set_ylim(bottom=0)
     ax2.set_ylabel(unit)
     ax2.set_title("threshold lag", fontsize=10)
-    if hist or fig_d.get("sla_seconds"):
+    if hist or sla_seconds:
         ax2.legend(loc="upper left", fontsize=8)
-    for ax in (ax1, ax2):
-        pad_x = max((hi_x - lo_x) // 40, 5)
-        ax.set_xlim(_dt_ms(lo_x - pad_x), _dt_ms(hi_x + pad_x))
-        loc = mdates.AutoDateLocator()
-        ax.xaxis.set_major_locator(loc)
-        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(loc))
-        ax.grid(alpha=0.3)
-    ax1.yaxis.set_major_formatter(mdates.DateFormatter("%m-%d %H:%M"))
 
-    # 3. what each compaction left in the logs
+
+def _plot_remaining_logs(ax3, hist: list) -> None:
+    """Panel 3: what each compaction left in the logs (files as bars, KiB as a line)."""
     if hist:
         labels = [h["instant"][4:14] for h in hist]
         if len(set(labels)) < len(labels):  # compactions within a second: show the milliseconds
@@ -327,10 +344,6 @@ def render_png(data: Mapping[str, Any]) -> bytes:
     else:
         ax3.text(0.5, 0.5, "no event-time compaction yet", transform=ax3.transAxes, ha="center")
     ax3.set_title("left in log files after each compaction", fontsize=10)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
-    return buf.getvalue()
 
 
 def _html(data: Mapping[str, Any], png_name: str) -> str:

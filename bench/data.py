@@ -39,13 +39,15 @@ def rows(keys: np.ndarray, version: int, event_ms_lo: int, rng: np.random.Genera
     })
 
 
-def build_table(path: str, *, n_rows: int, update_frac: float, n_logs: int, seed: int = 7) -> dict:
-    """One file group: a base of ``n_rows`` and ``n_logs`` upserts of ``n_rows*update_frac/n_logs``
-    distinct random keys each (log k's event times on day k+1). Returns what was written."""
+def build_table(path: str, *, n_rows: int, update_frac: float, n_logs: int, seed: int = 7,
+                rows_per_group: int | None = None, table_version: int = 6) -> dict:
+    """One file group (or ``n_rows / rows_per_group`` of them, one partition): a base of ``n_rows``
+    and ``n_logs`` upserts of ``n_rows*update_frac/n_logs`` distinct random keys each (log k's
+    event times on day k+1; every group gets its share of each upsert). Returns what was written."""
     rng = np.random.default_rng(seed)
     init_table(path, table_name="bench", record_key="id", precombine_field="updated_at",
-               event_time_field="event_time")
-    opts = WriteOptions(max_rows_per_base_file=max(n_rows, 1))
+               event_time_field="event_time", table_version=table_version)
+    opts = WriteOptions(max_rows_per_base_file=max(rows_per_group or n_rows, 1))
     write_batch(path, rows(np.arange(n_rows), 0, T0_MS, rng), options=opts)
     per_log = max(1, int(n_rows * update_frac) // max(n_logs, 1))
     updates = []

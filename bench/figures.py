@@ -568,6 +568,11 @@ def p5_write_amplification(cfg, work: str) -> Figure:
     for mode in ("copy", "symlink"):
         p = os.path.join(work, f"p5-{mode}")
         bd.fresh_copy(src, p)
+        if mode == "symlink":  # symlinks only on a table that promises no Java cleaner runs
+            from airflow_hudi_etc.hudi.coexistence import K_EXCLUSIVE_CLEANER, update_table_properties
+            from airflow_hudi_etc.hudi.storage import Storage
+
+            update_table_properties(Storage(p), {K_EXCLUSIVE_CLEANER: "true"})
         before = set(os.listdir(p))
         inst = _schedule_all(p, link_mode=mode, compaction_time=ct, latency="0s")
         m = execute(p)

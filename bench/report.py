@@ -77,7 +77,7 @@ def write_report(path: str, figures: list, *, smoke: bool, config: dict, seconds
         "|---|---|---|---|---|---|",
     ]
     for f in figures:
-        status = "INFO" if f.met is None else ("MET" if f.met else "NOT MET")
+        status = "SKIPPED" if f.details.get("skipped") else "INFO" if f.met is None else ("MET" if f.met else "NOT MET")
         lines.append(f"| {f.key} | {f.title} | {_fmt(f.value)} {f.unit} | {f.target or '—'} | "
                      f"{_fmt(f.ratio_to_target)} | {status} |")
     lines.append("")

@@ -1,19 +1,23 @@
 """Nightly event-time compaction of a Hudi MOR table, with the threshold published in the catalog
 and an asset event downstream DAGs can be scheduled on.
 
-    compaction.wait → compaction.schedule → compaction.execute → compaction.sync
+    compaction.wait → compaction.schedule → compaction.execute → compaction.sync → compaction.check
 
 Built with :func:`airflow_hudi_etc.task_groups.event_time_compaction` (one set of arguments,
 ``data_latency`` given once). Every run compacts up to ``threshold = data_interval_end −
 data_latency``: the run for the day ending at D guarantees that the read-optimized view holds every
 record with event time ≤ D − latency. ``execute`` runs the plan its own run's ``schedule`` made; when
 there is none (the threshold was already covered, another plan is pending, no log qualifies) it is
-skipped and ``sync`` still runs. After a completed compaction ``execute`` emits an event on the
+skipped and ``sync`` still runs; ``check`` then says whether the table and the catalog hold this run's
+threshold (a plan another run made may have been executed instead): the run is green only then. After a completed compaction ``execute`` emits an event on the
 asset alias ``hudi_etc_ro_fresh`` for the table's asset (``hudi-etc+file:/…``) with the threshold
 in its ``extra``; ``hudi_etc_ro_consumer`` is scheduled on it.
 
-``catchup=False``: unpausing runs the latest day only. Replay missed days with ``airflow backfill
-create --dag-id hudi_etc_nightly --from-date ... --to-date ...``; a day whose threshold a later run
+``catchup=False``: unpausing runs the latest day only. Every task runs in the pool
+``hudi_etc_hudi_etc_nightly.compaction`` (one run of the table at a time): create it once with
+``airflow pools set hudi_etc_hudi_etc_nightly.compaction 1 "hudi-etc"``. Replay missed days (DAG
+unpaused) with ``airflow backfill create --dag-id hudi_etc_nightly --from-date ... --to-date ...``;
+a day whose threshold a later run
 already covered is a no-op (the sensor says ``covered``, nothing is submitted to Spark) and the
 catalog threshold never moves back.
 

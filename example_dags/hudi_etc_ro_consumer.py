@@ -26,8 +26,9 @@ from airflow_hudi_etc.triggers.event_time import EventTimeThresholdTrigger
 
 DEMO_TABLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), ".demo", "trips")
 RO_FRESH = AssetAlias("hudi_etc_ro_fresh")
-#: the demo table, watched in the triggerer (the table a watcher reads is named in the DAG file)
-DEMO_RO = table_asset(path=DEMO_TABLE, name="hudi_etc_demo_trips_ro", watchers=[
+#: the demo table, watched in the triggerer (the table a watcher reads is named in the DAG file);
+#: the same asset (name = URI) as the one the operators' events land on
+DEMO_RO = table_asset(path=DEMO_TABLE, watchers=[
     AssetWatcher(name="hudi_etc_demo_trips_threshold",
                  trigger=EventTimeThresholdTrigger(table_path=DEMO_TABLE, poll_interval=60)),
 ])

@@ -23,7 +23,14 @@ want=$(cat pyproject.toml scripts/bootstrap.sh | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # cadwyn<8 spares pip a long backtrack (airflow-core pins fastapi<0.137); pyspark and
   # pyspark-client share files: the tested pair, same version (pyproject allows 4.0-4.2)
-  .venv/bin/pip install -q --disable-pip-version-check -e ".[dev]" "cadwyn<8" \
-    "pyspark==4.2.0" "pyspark-client==4.2.0"
+  echo "bootstrap: installing the project and its dependencies into .venv (about 2 minutes; pip's progress follows)" >&2
+  # one line per package collected / the final install (pip's own chatter filtered out)
+  if ! .venv/bin/pip install --disable-pip-version-check -e ".[dev]" "cadwyn<8" \
+      "pyspark==4.2.0" "pyspark-client==4.2.0" 2>&1 \
+      | awk '/^(Collecting|Installing collected|Successfully|ERROR)/ {print; fflush()}' >&2; then
+    echo "bootstrap: pip install failed (run it by hand to see the whole output)" >&2
+    exit 1
+  fi
+  echo "bootstrap: done" >&2
   echo "$want" > "$stamp"
 fi

@@ -16,12 +16,13 @@ from paths import REPO
 FIGURES = ("P1", "P2", "P2j", "S3", "P3", "P4", "P5", "P6")
 
 
-def _run(tmp_path: Path, *extra: str) -> dict:
+def _run(tmp_path: Path, *extra: str, env: dict | None = None) -> dict:
     out = tmp_path / "RESULTS.md"
     t = time.monotonic()
     r = subprocess.run([sys.executable, "-m", "bench", "--smoke", "--output", str(out),
                         "--data-dir", str(tmp_path / "data"), *extra],
-                       cwd=REPO, capture_output=True, text=True, timeout=300)
+                       cwd=REPO, capture_output=True, text=True, timeout=300,
+                       env=None if env is None else {**os.environ, **env})
     assert r.returncode == 0, r.stderr[-3000:]
     assert out.exists()
     res = json.loads((tmp_path / "RESULTS.json").read_text())
@@ -54,6 +55,19 @@ def test_bench_smoke_writes_every_figure(tmp_path):
     for v in ("MET", "NOT MET"):
         res["_md"].count(v)  # statuses are written; their values are not checked here
     assert "Machine:" in res["_md"]
+
+
+def test_bench_p7_without_java_hudi_is_a_skipped_figure(tmp_path):
+    """No fetched Java Hudi: P7 says what to run, and the bench still succeeds (the real P7 takes
+    minutes: python -m bench --only P7)."""
+    empty = tmp_path / "no-java-hudi"
+    empty.mkdir()
+    res = _run(tmp_path, "--only", "P7", env={"HUDI_ETC_JAVA_CACHE": str(empty)})
+    (f,) = res["figures"]
+    assert f["key"] == "P7" and f["value"] is None and f["met"] is None
+    assert "scripts/java_hudi.sh" in f["details"]["skipped"], f["details"]
+    assert "| P7 |" in res["_md"] and "SKIPPED" in res["_md"]
+    assert _run(tmp_path, "--only", "P7", "--no-java")["figures"] == []
 
 
 @pytest.mark.spark

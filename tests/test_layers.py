@@ -109,3 +109,103 @@ def test_the_checker_sees_the_compaction_layer_reach_into_spark():
         f.unlink()
     allowed = LAYERS["compaction"][0]
     assert {n for k, n in got if k == "internal"} - allowed == {"spark", "hooks"}
+
+
+# ------------------------------------------------------------------------ no import circles
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PKG.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _module_graph(pkg: Path = PKG) -> dict[str, set[str]]:
+    """Every module of the package → the package modules it imports (lazy imports inside functions
+    count, and so do imports under ``if TYPE_CHECKING:``: a type from a module above is a circle of
+    concepts too; ``from . import x`` of a module counts as that module; a name from a package's
+    ``__init__`` counts as the package)."""
+    files = {_module_name(p): p for p in pkg.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for mod, path in files.items():
+        here = mod.split(".") if path.name == "__init__.py" else mod.split(".")[:-1]
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = ".".join(here[: len(here) - node.level + 1] + (node.module.split(".") if node.module else [])) \
+                    if node.level else (node.module or "")
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in files else base for a in node.names]
+            for t in targets:
+                while t and t not in files:
+                    t = t.rpartition(".")[0]
+                if t and t != mod:
+                    deps.add(t)
+        graph[mod] = deps
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return out
+
+
+def test_no_import_circles():
+    """No two modules of the package import each other, directly or round a longer circle."""
+    assert _cycles(_module_graph()) == []
+
+
+def test_the_circle_checker_sees_a_circle():
+    """The test can fail: a lazy import back from a module that the other imports is a circle, and
+    so is a type imported back under ``if TYPE_CHECKING:``."""
+    a, b, c = (PKG / "hudi" / f"_circle_probe_{n}.py" for n in "abc")
+    a.write_text("from . import _circle_probe_b\nfrom .errors import HudiEtcError\n")
+    b.write_text("def f():\n    from airflow_hudi_etc.hudi._circle_probe_a import x\n")
+    c.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..compaction._circle_probe_d import X\n")
+    d = PKG / "compaction" / "_circle_probe_d.py"
+    d.write_text("from ..hudi._circle_probe_c import Y\n")
+    try:
+        graph = _module_graph()
+    finally:
+        for f in (a, b, c, d):
+            f.unlink()
+    hudi, comp = "airflow_hudi_etc.hudi._circle_probe_", "airflow_hudi_etc.compaction._circle_probe_"
+    assert graph[hudi + "a"] == {hudi + "b", "airflow_hudi_etc.hudi.errors"}
+    found = _cycles(graph)
+    assert [hudi + "a", hudi + "b"] in found and [comp + "d", hudi + "c"] in found

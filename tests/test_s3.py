@@ -122,9 +122,9 @@ RO_AFTER = {"a": ("a2", T0 + 2 * H), "b": ("b1", T0 + H), "c": ("c1", T0 + H), "
 RO_BEFORE = {"a": ("a1", T0 + H), "b": ("b1", T0 + H), "c": ("c1", T0 + H), "d": ("d1", T0 + H)}
 
 
-def make_table(uri: str, options: dict) -> None:
+def make_table(uri: str, options: dict, *, exclusive_cleaner: bool = False) -> None:
     init_table(uri, table_name="trips", record_key="id", precombine_field="ts", event_time_field="et",
-               partition_field="region", storage_options=options)
+               partition_field="region", storage_options=options, exclusive_cleaner=exclusive_cleaner)
     for b in BATCHES:
         write_batch(uri, _batch(b), storage_options=options)
 
@@ -321,7 +321,7 @@ def test_a_symlink_plan_moved_to_s3_is_refused_before_anything_is_written(s3_opt
     from airflow_hudi_etc.compaction.lifecycle import unschedule
 
     local = tmp_path / "t"
-    make_table(str(local), {})
+    make_table(str(local), {}, exclusive_cleaner=True)
     plan = schedule(str(local), data_latency="1h", compaction_time=COMPACTION_TIME, link_mode="symlink")
     assert plan.instant is not None
     uri = f"s3://{BUCKET}/moved"

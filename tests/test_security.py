@@ -335,3 +335,98 @@ def test_a_marker_naming_no_data_file_deletes_only_itself(planned, tmp_path, cap
     rc, out, _ = run_cli(capsys, "rollback", "--path", sc.path, "--instant", dead)
     assert rc == 0 and out["status"] == "rolled back" and out["files_removed"] == 0
     assert keep.exists() and not mdir.exists()  # the marker folder goes, as Java removes it
+
+
+# ------------------------------------------------------------------ planted links under .hoodie/
+#: folders under ``.hoodie/`` a link may be planted at ({C}: the pending compaction's instant)
+META_LINKS = (".hoodie/.temp/{C}", ".hoodie/.temp", ".hoodie/.heartbeat", ".hoodie/.aux", ".hoodie/metadata",
+              ".hoodie/archived", ".hoodie/.temp/{C}/region=a")
+#: every mutating command ({C}: the pending compaction; {IN}: a batch to write)
+MUTATING = (("execute", "--instant", "{C}"), ("write", "--input", "{IN}"), ("rollback", "--instant", "{C}"),
+            ("unschedule", "--instant", "{C}"), ("clean", "--retain-commits", "1"),
+            ("schedule", "--data-latency", LATENCY, "--compaction-time", COMPACTION_TIME, "--link-mode", "copy"),
+            ("drop-metadata-table",))
+
+
+def _outside_folder(d: Path, instant: str) -> Path:
+    """A folder outside the table full of files, some named as markers, data files and heartbeats."""
+    d.mkdir()
+    for name in ("victim", instant, f"{instant}.marker.CREATE", "region=a%2Fx.parquet.marker.CREATE",
+                 ".f1_20260101000000000.log.1_0-1-0", "f1_0-1-0_20260101000000000.parquet"):
+        (d / name).write_bytes(b"precious " + name.encode())
+    (d / "sub").mkdir()
+    (d / "sub" / "deep.marker.CREATE").write_bytes(b"precious deep")
+    return d
+
+
+def _folder_digest(d: Path) -> dict:
+    return {str(p.relative_to(d)): (p.read_bytes() if p.is_file() else None) for p in sorted(d.rglob("*"))}
+
+
+@pytest.mark.parametrize("where", META_LINKS)
+@pytest.mark.parametrize("command", MUTATING, ids=[c[0] for c in MUTATING])
+def test_a_link_planted_under_hoodie_is_never_followed(planned, tmp_path, capsys, where, command):
+    """``.hoodie/.temp/<C>`` (or any folder under ``.hoodie/``) a symlink to a folder outside the
+    table: every mutating command refuses with ``unsafe_path``, nothing outside the table is
+    touched, and nothing in the table is written."""
+    sc0, instant = planned
+    sc = clone(sc0, tmp_path)
+    outside = _outside_folder(tmp_path / "outside", instant)
+    want_outside = _folder_digest(outside)
+    link = sc.path / where.format(C=instant)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if link.is_dir():
+        import shutil
+
+        shutil.rmtree(link)
+    link.symlink_to(outside, target_is_directory=True)
+    inp = tmp_path / "in.parquet"
+    import pyarrow.parquet as pq
+
+    pq.write_table(_batch(sc.w2_rows()), inp)
+    before = tree_digest(sc.path)
+    args = [a.format(C=instant, IN=inp) for a in command]
+    rc, out, err = run_cli(capsys, args[0], "--path", sc.path, *args[1:])
+    assert _folder_digest(outside) == want_outside
+    assert rc == 2 and out["error"]["code"] == "unsafe_path", (out, err)
+    assert "symbolic link" in out["error"]["message"]
+    assert tree_digest(sc.path) == before
+
+
+@pytest.mark.parametrize("op", ["create_if_absent", "write_atomic", "create_streamed", "delete", "mkdirs", "touch",
+                                "remove_empty_dir", "copy", "symlink", "list", "list_names", "list_dirs",
+                                "list_entry_names", "list_names_and_dirs", "walk_files"])
+def test_storage_changes_nothing_through_a_linked_folder(tmp_path, op):
+    """The storage layer itself (whatever command calls it): a create, replace, delete, folder
+    made or removed through a linked folder, or a listing under ``.hoodie/`` through one, is an
+    ``unsafe_path`` refusal, and the folder the link points to is left as it was."""
+    table = tmp_path / "t"
+    (table / ".hoodie").mkdir(parents=True)
+    (table / "region=a").mkdir()
+    (table / "region=a" / "f.log").write_bytes(b"mine")
+    outside = _outside_folder(tmp_path / "outside", "20260101000000000")
+    (outside / "empty").mkdir()
+    want = _folder_digest(outside)
+    (table / ".hoodie" / ".aux").symlink_to(outside, target_is_directory=True)
+    st = Storage(str(table))
+    calls = {
+        "create_if_absent": lambda: st.create_if_absent(".hoodie/.aux/new", b"x"),
+        "write_atomic": lambda: st.write_atomic(".hoodie/.aux/victim", b"x"),
+        "create_streamed": lambda: st.create_streamed(".hoodie/.aux/new").__enter__(),
+        "delete": lambda: st.delete(".hoodie/.aux/victim"),
+        "mkdirs": lambda: st.mkdirs(".hoodie/.aux/sub/more"),
+        "touch": lambda: st.touch(".hoodie/.aux/victim"),
+        "remove_empty_dir": lambda: st.remove_empty_dir(".hoodie/.aux/empty"),
+        "copy": lambda: st.copy("region=a/f.log", ".hoodie/.aux/copy"),
+        "symlink": lambda: st.symlink("region=a/f.log", ".hoodie/.aux/link"),
+        "list": lambda: st.list(".hoodie/.aux"),
+        "list_names": lambda: st.list_names(".hoodie/.aux"),
+        "list_dirs": lambda: st.list_dirs(".hoodie/.aux"),
+        "list_entry_names": lambda: st.list_entry_names(".hoodie/.aux/sub"),
+        "list_names_and_dirs": lambda: st.list_names_and_dirs(".hoodie/.aux"),
+        "walk_files": lambda: list(st.walk_files(".hoodie/.aux")),
+    }
+    with pytest.raises(UnsafePathError, match="symbolic link"):
+        calls[op]()
+    assert _folder_digest(outside) == want
+    assert st.links_below(".hoodie") == [".hoodie/.aux"]

@@ -86,6 +86,9 @@ def plan_clean(table: HudiTable, retain_commits: int) -> tuple[str | None, dict[
 
 def clean(path: str | Storage, *, retain_commits: int = 10, storage_options: Mapping[str, Any] | None = None) -> dict:
     t0 = time.monotonic()
+    if not isinstance(retain_commits, int) or isinstance(retain_commits, bool):
+        raise InvalidInputError(f"retain commits {retain_commits!r}: give an integer >= 1, "
+                                f"not {type(retain_commits).__name__}")
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
     table = HudiTable.load_writable(storage)
     # a crashed schedule's copies first: once archival passed their slice it would look latest

@@ -14,7 +14,6 @@ import contextlib
 import json
 import posixpath
 import time
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 import pyarrow as pa
@@ -62,20 +61,7 @@ from .plans import (
     split_log_name,
 )
 from .results import commit_figures
-from .split import split_at_threshold, write_split_log
-
-
-@dataclass(frozen=True)
-class CompactTask:
-    storage: Storage
-    instant: str
-    op: Operation
-    task_index: int
-    link_mode: str
-    schema_json: str
-    split_threshold_ms: int | None = None  # exact split: records after it go to slice C's split log
-    event_time_field: str | None = None
-    precreated: bool = False  # the plan's links exist since it was scheduled (verified by execute)
+from .split import CompactTask, split_at_threshold, write_split_log
 
 
 def execute(path: str | Storage, *, instant: str | None = None, engine=None,

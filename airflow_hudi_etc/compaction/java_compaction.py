@@ -32,7 +32,7 @@ from .plans import plan_link_files, read_plan
 #: table property: "off" — every Java writer of the table runs with its compaction off
 #: (Spark ``hoodie.compact.inline=false`` and ``hoodie.datasource.compaction.async.enable=false``,
 #: Flink ``compaction.async.enabled=false``); "on" — Java executes the compactions
-JAVA_COMPACTION = keys.PREFIX + "java.compaction"
+JAVA_COMPACTION = keys.JAVA_COMPACTION  # recorded with hudi-etc configure --java-compaction on|off
 
 SETTINGS = ("Spark: hoodie.compact.inline=false and hoodie.datasource.compaction.async.enable=false; "
             "Flink: compaction.async.enabled=false")

@@ -2,7 +2,9 @@
 
 ``table_metrics`` is what ``hudi-etc status``, the Airflow hook and the report show;
 ``compaction_history`` lists every completed event-time compaction with the figures its commit
-recorded. Names (all times UTC; ``*_ms`` epoch milliseconds):
+recorded. Names (all times UTC; ``*_ms`` epoch milliseconds; instant times are read in the
+table's timeline zone, ``timeline_zone``: when it is unknown — a Java table whose zone nobody
+recorded — the figures taken from instant times are None):
 
 * ``threshold`` / ``threshold_ms``: the RO view holds every record with event time ≤ this
   (the last completed event-time compaction's threshold), ``last_compaction_instant``.
@@ -21,7 +23,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Mapping
 
-from ..hudi.coexistence import metadata_table_state
+from ..hudi.coexistence import known_timeline_zone, metadata_table_state
 from ..hudi.etc_metadata import CompactionExtra
 from ..hudi.stats import iso_ms, table_status
 from ..hudi.storage import Storage
@@ -37,9 +39,10 @@ def _now_ms(now: _dt.datetime | None) -> int:
 def compaction_history(table: HudiTable) -> list[dict]:
     """One entry per completed compaction (oldest first) with what its commit recorded; on
     table versions 8/9 the compactions Java archived into the LSM history come first."""
-    out = [_history_entry(ts, extra) for ts, extra in _archived_compactions(table)]
+    zone = known_timeline_zone(table.config)
+    out = [_history_entry(ts, extra, zone) for ts, extra in _archived_compactions(table)]
     for inst in table.timeline.completed_compactions:
-        out.append(_history_entry(inst.timestamp, table.commit_metadata(inst).get("extraMetadata")))
+        out.append(_history_entry(inst.timestamp, table.commit_metadata(inst).get("extraMetadata"), zone))
     return out
 
 
@@ -64,10 +67,10 @@ def _archived_compactions(table: HudiTable) -> list[tuple[str, dict]]:
     return sorted(out, key=lambda e: e[0])
 
 
-def _history_entry(ts: str, extra) -> dict:
+def _history_entry(ts: str, extra, zone) -> dict:
     x = CompactionExtra.from_extra(extra)
     th = x.plan.threshold_ms
-    at_ms = instant_to_epoch_ms(ts)
+    at_ms = None if zone is None else instant_to_epoch_ms(ts, zone)
     return {
         "instant": ts,
         "instant_time_ms": at_ms,
@@ -75,7 +78,7 @@ def _history_entry(ts: str, extra) -> dict:
         "threshold_ms": th,
         "threshold": iso_ms(th),
         "compaction_time": x.plan.compaction_time,
-        "threshold_lag_seconds_at_compaction": None if th is None else (at_ms - th) / 1000,
+        "threshold_lag_seconds_at_compaction": None if th is None or at_ms is None else (at_ms - th) / 1000,
         "link_mode": x.plan.link_mode,
         "exact_split": x.plan.exact_split,
         "compacted_log_files": x.figures.compacted_log_files,
@@ -107,7 +110,8 @@ def table_metrics(
     # ours, or our plan's when Java's compactor executed it; lowered by hudi-etc reset-threshold
     th, th_inst = last_threshold(table)
     pending = list(st["pending_compactions"])
-    oldest = min((instant_to_epoch_ms(p) for p in pending), default=None)
+    zone = known_timeline_zone(table.config)
+    oldest = None if zone is None else min((instant_to_epoch_ms(p, zone) for p in pending), default=None)
     m = {
         **({k: v for k, v in st.items() if k != "slices"}),
         "now": iso_ms(now_ms),
@@ -123,6 +127,7 @@ def table_metrics(
         "last_planning_seconds": last.plan.planning_seconds,
         "last_execution_seconds": last.figures.execution_seconds,
         "metadata_table": metadata_table_state(table.storage, table.config).as_dict(),
+        "timeline_zone": None if zone is None else str(zone),
     }
     m.pop("min_event_time_iso", None)
     if include_slices:

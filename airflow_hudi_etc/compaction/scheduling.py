@@ -12,6 +12,8 @@ outcome or error; nothing is written before the checks pass, and a retry is answ
 
 from __future__ import annotations
 
+import contextlib
+
 import datetime as _dt
 import functools
 import gc
@@ -27,7 +29,7 @@ import pyarrow.compute as pc
 
 from ..hudi import crash, heartbeat, layout
 from ..hudi import logformat as lf
-from ..hudi.coexistence import symlinks_allowed
+from ..hudi.coexistence import K_EXCLUSIVE_CLEANER, symlinks_allowed
 from ..hudi.crash import crashpoint
 from ..hudi.errors import InstantExistsError, InvalidInputError, InvalidTimelineError, UnsupportedFeatureError
 from ..hudi.plan import CompactionPlan, LINK_TOKEN, LinkOp, Operation, SPLIT_LOG_VERSION, operation
@@ -173,6 +175,12 @@ def _request(path: str | Storage, *, data_latency: str, compaction_time: str | N
             f"link mode symlink on table version {table.config.version}: Java 1.x's cleaner deletes the originals "
             f"with the old slice, leaving symlinks dangling; re-exposed logs are copies there (use copy or auto)")
     # symlinks only by contract: Java's cleaner deletes what they point to (java-coexistence §5.1)
+    if link_mode == "symlink" and not symlinks_allowed(table.config):
+        raise InvalidInputError(
+            f"link mode symlink: the table does not promise that no Java cleaner runs on it ({K_EXCLUSIVE_CLEANER} "
+            f"is not true in hoodie.properties), and a Java cleaner deletes the files the symlinks point to with "
+            f"the old slice. Use copy (or auto), or make the promise: create the table with --exclusive-cleaner "
+            f"(or set {K_EXCLUSIVE_CLEANER}=true) once no Java cleaner runs on it")
     auto_symlink = storage.supports_symlinks and symlinks_allowed(table.config)
     mode = ("symlink" if auto_symlink else "copy") if link_mode == "auto" else link_mode
     et_field = event_time_field or table.config.event_time_field
@@ -225,7 +233,12 @@ def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode:
     failure in the process removes them at once (the plan not visible)."""
     instant = plan.instant
     files = tuple(plan_link_files(plan))
-    with heartbeat.hold(storage, instant, what="schedule"):
+    hold = contextlib.ExitStack()
+    try:  # a scheduler that took the same instant time holds it: this one withdraws
+        hold.enter_context(heartbeat.hold(storage, instant, what="schedule"))
+    except InstantExistsError as e:
+        return str(e) if str(e).startswith("conflict") else f"conflict: {e}"
+    with hold:
         try:
             intents.record(storage, intents.Intent(instant, "schedule", files))
         except InstantExistsError as e:

@@ -4,7 +4,8 @@ slice C, held by an empty placeholder since scheduling) what a later read and a 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -12,16 +13,28 @@ import pyarrow.compute as pc
 from ..hudi import logformat as lf
 from ..hudi.crash import crashpoint
 from ..hudi.errors import InstantExistsError, InvalidTimelineError
-from ..hudi.plan import SPLIT_LOG_VERSION
+from ..hudi.plan import SPLIT_LOG_VERSION, Operation
 from ..hudi.schema import FILE_NAME, RECORD_KEY, event_time_millis
 from ..hudi.storage import Storage
 from ..hudi.table import HudiTable, SliceReadSpec
 from ..hudi.timeline import write_stat
 from .plans import split_log_name
 
-if TYPE_CHECKING:
-    from .execution import CompactTask
 
+@dataclass(frozen=True)
+class CompactTask:
+    """One operation of a plan as the engine runs it (:func:`.execution.compact_task`); with
+    ``split_threshold_ms`` its slice is split here (:func:`split_at_threshold`, :func:`write_split_log`)."""
+
+    storage: Storage
+    instant: str
+    op: Operation
+    task_index: int
+    link_mode: str
+    schema_json: str
+    split_threshold_ms: int | None = None  # exact split: records after it go to slice C's split log
+    event_time_field: str | None = None
+    precreated: bool = False  # the plan's links exist since it was scheduled (verified by execute)
 
 
 def split_at_threshold(table: HudiTable, spec: SliceReadSpec, merged: pa.Table, et: str, threshold_ms: int,

@@ -18,27 +18,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import re
 from typing import Any, Mapping
 
 from ..hudi.errors import InvalidInputError
 from ..hudi.stats import iso_ms
 from ..hudi.storage import Storage
 from ..hudi.etc_keys import LATENCY_MS as K_LATENCY_MS
-from ..hudi.timeline import AUX_DIR, INSTANT_TIME, parse_instant_time
-
-RESET_DIR = f"{AUX_DIR}/hudi-etc/threshold-resets"
-_NAME = re.compile(rf"({INSTANT_TIME})_(-?\d{{1,19}})\.json")
-
-
-def resets_of(storage: Storage, instant: str) -> list[int]:
-    """The thresholds (ms) recorded for compaction ``instant`` by resets (one listing)."""
-    out = []
-    for name in storage.list(RESET_DIR, names_only=True):
-        m = _NAME.fullmatch(name)
-        if m and m.group(1) == instant:
-            out.append(int(m.group(2)))
-    return out
+from ..hudi.timeline import parse_instant_time
+from .trigger import RESET_DIR, resets_of
 
 
 def reset_threshold(path: str | Storage, *, to: str | None = None, instant: str | None = None,
@@ -68,7 +55,7 @@ def reset_threshold(path: str | Storage, *, to: str | None = None, instant: str 
             latency = max(0, int(extra.get(K_LATENCY_MS) or 0))
         except (TypeError, ValueError):
             latency = 0
-        ran = parse_instant_time(inst)
+        ran = parse_instant_time(inst, table.timeline_zone)  # a wall-clock time of the table's zone
         to_ms = min(published, (ran - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc))
                     // _dt.timedelta(milliseconds=1) - latency)
     else:

@@ -5,15 +5,31 @@ of a compaction time in the future (``$HUDI_ETC_MAX_CLOCK_SKEW``)."""
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import os
 import re
 
 from ..hudi.errors import InvalidInputError
 
 
-def parse_duration(s: str) -> _dt.timedelta:
-    """``30m``, ``2h``, ``1d``, ``45s``, ``1h30m`` or ISO-8601 ``PT2H``/``P1DT2H``."""
-    s = (s or "").strip()
+def parse_duration(s: str | _dt.timedelta | int | float) -> _dt.timedelta:
+    """``30m``, ``2h``, ``1d``, ``45s``, ``1h30m`` or ISO-8601 ``PT2H``/``P1DT2H``; from Python
+    also a ``timedelta`` or a number of seconds (not negative). Anything else: a typed error."""
+    if isinstance(s, _dt.timedelta):
+        if s < _dt.timedelta(0):
+            raise InvalidInputError(f"duration {s} is negative")
+        return s
+    if isinstance(s, (int, float)) and not isinstance(s, bool):
+        if not math.isfinite(s) or s < 0:
+            raise InvalidInputError(f"duration {s!r}: give a number of seconds >= 0")
+        try:
+            return _dt.timedelta(seconds=s)
+        except OverflowError:
+            raise InvalidInputError(f"duration {s!r} is too large") from None
+    if not isinstance(s, str):
+        raise InvalidInputError(f"duration {s!r}: give a string such as 30m, 2h, PT2H, a timedelta or seconds, "
+                                f"not {type(s).__name__}")
+    s = s.strip()
     m = re.fullmatch(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?", s.upper())
     if m and s.upper() not in ("P", "PT"):
         d, h, mi, sec = m.groups()
@@ -31,9 +47,21 @@ def parse_duration(s: str) -> _dt.timedelta:
     raise InvalidInputError(f"duration {s!r}: use e.g. 30m, 2h, 1d or PT2H")
 
 
-def parse_time(s: str | None) -> _dt.datetime:
-    if not s:
+def parse_time(s: str | _dt.datetime | None) -> _dt.datetime:
+    """An ISO-8601 string or (from Python) a ``datetime`` — naive ones are UTC —; None or empty:
+    now. Anything else: a typed error."""
+    if s is None or s == "":
         return _dt.datetime.now(_dt.timezone.utc)
+    if isinstance(s, _dt.datetime):
+        dt = s if s.tzinfo else s.replace(tzinfo=_dt.timezone.utc)
+        try:
+            dt.astimezone(_dt.timezone.utc)
+        except (ValueError, OverflowError):
+            raise InvalidInputError(f"compaction time {s!r} is not in years 1..9999 in UTC") from None
+        return dt
+    if not isinstance(s, str):
+        raise InvalidInputError(f"compaction time {s!r}: give an ISO-8601 string or a datetime, "
+                                f"not {type(s).__name__}")
     try:
         dt = _dt.datetime.fromisoformat(s.strip().replace("Z", "+00:00"))
         dt = dt if dt.tzinfo else dt.replace(tzinfo=_dt.timezone.utc)

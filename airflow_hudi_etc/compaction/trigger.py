@@ -9,6 +9,7 @@ compaction commits (until one carries a threshold): never a per-instant scan of 
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
@@ -18,7 +19,22 @@ from ..hudi.errors import InvalidInputError
 from ..hudi.stats import iso_ms, pending_clustering
 from ..hudi.storage import Storage
 from ..hudi.table import HudiTable
+from ..hudi.timeline import AUX_DIR, INSTANT_TIME
 
+
+#: where ``hudi-etc reset-threshold`` (:mod:`.threshold_reset`) records a lowered threshold
+RESET_DIR = f"{AUX_DIR}/hudi-etc/threshold-resets"
+_RESET_NAME = re.compile(rf"({INSTANT_TIME})_(-?\d{{1,19}})\.json")
+
+
+def resets_of(storage: Storage, instant: str) -> list[int]:
+    """The thresholds (ms) recorded for compaction ``instant`` by resets (one listing)."""
+    out = []
+    for name in storage.list(RESET_DIR, names_only=True):
+        m = _RESET_NAME.fullmatch(name)
+        if m and m.group(1) == instant:
+            out.append(int(m.group(2)))
+    return out
 
 
 def published_threshold(table: HudiTable) -> tuple[int | None, str | None, dict]:
@@ -94,8 +110,6 @@ def _archived_threshold(table: HudiTable) -> tuple[int | None, str | None, dict]
 def threshold_info(table: HudiTable) -> tuple[int | None, str | None, int | None]:
     """(threshold ms, instant, published ms if a reset lowered it else None) of the latest
     completed event-time compaction, resets (``hudi-etc reset-threshold``) applied."""
-    from .threshold_reset import resets_of
-
     ms, inst, _ = published_threshold(table)
     if ms is None:
         return None, None, None
@@ -192,8 +206,6 @@ def check_readiness(
     cl = tuple(pending_clustering(table))
     last, last_inst, _ = published_threshold(table)
     if last is not None and threshold_ms <= last:
-        from .threshold_reset import resets_of
-
         last = min([last] + resets_of(table.storage, last_inst))
 
     def r(ready: bool, covered: bool, reason: str) -> Readiness:

@@ -258,6 +258,23 @@ class HudiTableHook(BaseHook):
     def get_conn(self) -> dict:
         return self.get_storage_options()
 
+    def test_connection(self) -> tuple[bool, str]:
+        """The connection form's *Test* button: the storage options resolve and the table named by
+        the connection's extra ``table_path`` is readable with them (its properties and timeline:
+        path and credentials checked). Never raises; the message names no secret."""
+        try:
+            conn = self.get_connection(self.hudi_conn_id) if self.hudi_conn_id else None
+            path = (conn.extra_dejson.get("table_path") if conn is not None else None) or None
+            if not path:
+                return False, ("set the extra 'table_path' (a table on this storage) to test the connection: "
+                               "its path and the credentials are checked by reading that table's timeline")
+            table = self.load_table(str(path))
+            last = published_threshold(table)
+            return True, (f"read table {table.config.name!r} at {path}: {len(table.timeline.instants)} instants on "
+                          f"its timeline, last published threshold {last['threshold']}")
+        except Exception as e:  # noqa: BLE001 - the form shows the reason
+            return False, f"{type(e).__name__}: {e}"
+
     # ---------------------------------------------------------------- timeline reads
     def load_table(self, path: str) -> HudiTable:
         from ..hudi.table import HudiTable

@@ -3,6 +3,11 @@
 Every mutating command (write, schedule, execute, rollback, unschedule, clean) first calls
 :func:`check_writable`, which refuses, before anything is written:
 
+* **a symbolic link anywhere under ``.hoodie/``** (``.temp/<instant>``, ``.heartbeat``, ``.aux``,
+  ``archived``, ``metadata``, ...): markers, heartbeats and the metadata folder are removed by
+  these commands, and a planted link would carry the removal out of the table (typed
+  ``unsafe_path``; :func:`require_no_links_under_meta`). The storage layer refuses a change
+  through a linked folder as well (:meth:`~airflow_hudi_etc.hudi.storage.Storage.check_no_links`).
 * **a metadata table** (MDT): ``hoodie.table.metadata.partitions`` or ``...partitions.inflight``
   non-empty, or a ``.hoodie/metadata`` folder. Java writers list files through it and never
   re-sync, so anything we write, compact or clean would be invisible to them or deleted under
@@ -11,8 +16,9 @@ Every mutating command (write, schedule, execute, rollback, unschedule, clean) f
 * **a timeline time zone we cannot reproduce**: Java makes instants in
   ``hoodie.table.timeline.timezone`` (absent means LOCAL: the JVM's zone). Instants must sort
   after every Java instant, so we write in the table's zone: UTC when the table says so, else the
-  zone named by ``HUDI_ETC_TIMELINE_TIMEZONE`` (the Java writers' JVM zone, e.g.
-  ``Europe/Paris`` or ``UTC``); without it the table is refused (§6.3).
+  Java writers' JVM zone as ``hudi-etc configure --timeline-zone`` recorded it in
+  ``hoodie.etc.timeline.zone`` (``HUDI_ETC_TIMELINE_TIMEZONE`` overrides it); without either the
+  table is refused (§6.3). Instant times are read back in the same zone (:func:`timeline_zone`).
 * **a key generator we cannot reproduce**: simple, non-partitioned, complex (several key
   fields: ``f1:v1,f2:v2``; several partition fields joined by ``/``) and timestamp-based (its
   ``hoodie.keygen.timebased.*`` settings read from ``hoodie.properties``; the common
@@ -31,7 +37,7 @@ import os
 from dataclasses import dataclass
 from typing import Mapping
 
-from .etc_keys import EXCLUSIVE_CLEANER
+from .etc_keys import EXCLUSIVE_CLEANER, TIMELINE_ZONE as K_TIMELINE_ZONE
 from .errors import InvalidInputError, InvalidPropertiesError, MetadataTablePresentError, UnsupportedFeatureError
 from .properties import BACKUP_FILE, PROPERTIES_FILE, TableConfig, dumps, loads
 
@@ -78,6 +84,17 @@ def _folder_exists(storage) -> bool:
     if storage.is_local:
         return os.path.isdir(storage.full(MDT_DIR))
     return bool(storage.list_dirs(MDT_DIR) or storage.list(MDT_DIR)) or storage.exists(MDT_DIR)
+
+
+def require_no_links_under_meta(storage) -> None:
+    """Refuse (``unsafe_path``) a table with a symbolic link anywhere under ``.hoodie/``."""
+    from .errors import UnsafePathError
+
+    links = storage.links_below(".hoodie")
+    if links:
+        shown = ", ".join(links[:5]) + (f" and {len(links) - 5} more" if len(links) > 5 else "")
+        raise UnsafePathError(f"{shown}: a symbolic link under .hoodie/; hudi-etc never follows one out of the "
+                              f"table (nothing was written). Remove the link (and restore the folder) first")
 
 
 def require_no_metadata_table(storage, config: TableConfig) -> None:
@@ -130,6 +147,7 @@ def drop_metadata_table(storage) -> dict:
 
     config = load_table_config(storage)
     timeline = Timeline.load(storage, config)  # a half-upgraded table is refused first (spec §8)
+    require_no_links_under_meta(storage)  # .hoodie/metadata a link: never removed through it
     st = metadata_table_state(storage, config)
     if st.present:
         building = [i.timestamp for i in timeline.instants
@@ -149,6 +167,7 @@ def drop_metadata_table(storage) -> dict:
 
 
 def _delete_tree(storage, rel: str) -> int:
+    storage.check_no_links(rel, itself=True)
     if storage.is_local:
         import shutil
 
@@ -167,26 +186,61 @@ def _delete_tree(storage, rel: str) -> int:
 
 
 # ------------------------------------------------------------------------ time zone
-def timeline_zone(config: TableConfig) -> _dt.tzinfo:
-    """The zone new instants of this table are made in (see the module docstring)."""
-    tz = (config.raw.get(K_TIMEZONE) or "LOCAL").strip()
-    if tz.upper() == "UTC":
-        return _dt.timezone.utc
-    override = os.environ.get(TIMEZONE_ENV, "").strip()
-    if not override:
-        raise UnsupportedFeatureError(
-            f"the table's timeline time zone is {tz} ({K_TIMEZONE} "
-            f"{'unset: Java uses the JVM zone' if K_TIMEZONE not in config.raw else 'is ' + tz}): instants we "
-            f"make must sort after the Java writers'. Set {TIMEZONE_ENV} to the Java writers' JVM time zone "
-            f"(e.g. UTC or Europe/Paris), or set {K_TIMEZONE}=UTC on the table and its writers")
-    if override.upper() == "UTC":
+def zone_named(name: str, where: str) -> _dt.tzinfo:
+    """The ``tzinfo`` of an IANA zone name (``UTC``, ``Europe/Paris``); ``where`` names the
+    source in the typed error of an unknown one."""
+    name = (name or "").strip()
+    if name.upper() == "UTC":
         return _dt.timezone.utc
     try:
         from zoneinfo import ZoneInfo
 
-        return ZoneInfo(override)
+        if not name or name.startswith("/") or ".." in name:
+            raise ValueError(name)
+        return ZoneInfo(name)
     except Exception:
-        raise UnsupportedFeatureError(f"{TIMEZONE_ENV}={override!r} is not a known time zone") from None
+        raise UnsupportedFeatureError(f"{where}={name!r} is not a known time zone (an IANA name such as "
+                                      f"UTC or Europe/Paris)") from None
+
+
+def timeline_zone_source(config: TableConfig) -> tuple[_dt.tzinfo | None, str | None]:
+    """(zone, where it comes from) of the table's instant times, or (None, None) when unknown:
+
+    1. ``hoodie.table.timeline.timezone=UTC`` → UTC (``"table"``): Java writes UTC then;
+    2. else (LOCAL or unset: the Java writers' JVM zone) ``$HUDI_ETC_TIMELINE_TIMEZONE`` (``"env"``)
+       — it wins over the recorded zone, to correct a wrong record without writing the table;
+    3. else the zone ``hudi-etc configure --timeline-zone`` recorded in ``hoodie.etc.timeline.zone``
+       (``"recorded"``)."""
+    tz = (config.raw.get(K_TIMEZONE) or "LOCAL").strip()
+    if tz.upper() == "UTC":
+        return _dt.timezone.utc, "table"
+    override = os.environ.get(TIMEZONE_ENV, "").strip()
+    if override:
+        return zone_named(override, TIMEZONE_ENV), "env"
+    recorded = str(config.raw.get(K_TIMELINE_ZONE) or "").strip()
+    if recorded:
+        return zone_named(recorded, K_TIMELINE_ZONE), "recorded"
+    return None, None
+
+
+def timeline_zone(config: TableConfig) -> _dt.tzinfo:
+    """The zone of the table's instant times, the one new instants are made in and every instant
+    time is read in (:func:`timeline_zone_source`); a typed refusal when it is unknown."""
+    zone, _ = timeline_zone_source(config)
+    if zone is None:
+        tz = (config.raw.get(K_TIMEZONE) or "LOCAL").strip()
+        raise UnsupportedFeatureError(
+            f"the table's timeline time zone is {tz} ({K_TIMEZONE} "
+            f"{'unset: Java uses the JVM zone' if K_TIMEZONE not in config.raw else 'is ' + tz}): instants we "
+            f"make must sort after the Java writers'. Record the Java writers' JVM time zone once with "
+            f"`hudi-etc configure --path P --timeline-zone ZONE` (e.g. UTC or Europe/Paris), or set "
+            f"{TIMEZONE_ENV}, or set {K_TIMEZONE}=UTC on the table and its writers")
+    return zone
+
+
+def known_timeline_zone(config: TableConfig) -> _dt.tzinfo | None:
+    """:func:`timeline_zone`, or None when it is unknown (for reads that can go without it)."""
+    return timeline_zone_source(config)[0]
 
 
 # ------------------------------------------------------------------------ key generators
@@ -355,6 +409,7 @@ WRITABLE_TABLE_VERSIONS = frozenset({6, 8, 9})
 
 def check_writable(storage, config: TableConfig) -> None:
     """Refuse, before anything is written, a table a mutating command must not touch."""
+    require_no_links_under_meta(storage)
     require_no_metadata_table(storage, config)
     if config.version not in WRITABLE_TABLE_VERSIONS:
         from .errors import UnsupportedTableVersionError

@@ -133,6 +133,13 @@ class ArgumentError(HudiEtcError):
     code = "invalid_arguments"
 
 
+class ExecutorEnvironmentError(HudiEtcError):
+    """Spark executors cannot import this package's dependencies (their Python lacks them):
+    no retry fixes it; ship an environment (``hudi-etc pack-env``, ``spark.pyspark.python``)."""
+
+    code = "executor_environment"
+
+
 # ---------------------------------------------------------------- the JSON error envelope
 def error_envelope(e: HudiEtcError) -> dict:
     """``{"error": {"code", "type", "message"}}``: how the CLI prints, and a Spark job's result

@@ -1,7 +1,9 @@
 """One home for the product's own metadata keys (``hoodie.etc.*``): Hudi, Java's included,
 ignores keys it does not know in ``hoodie.properties``, in a plan's and a commit's extra metadata.
 
-* table properties: :data:`EVENT_TIME_FIELD`, :data:`EXCLUSIVE_CLEANER`;
+* table properties: :data:`EVENT_TIME_FIELD`, :data:`EXCLUSIVE_CLEANER`, :data:`TIMELINE_ZONE`,
+  :data:`JAVA_COMPACTION`
+  (the settings ``hudi-etc configure`` records: :data:`airflow_hudi_etc.hudi.etc_metadata.TABLE_SETTINGS`);
 * compaction plan extra metadata (copied into the commit by our execution): the threshold and how
   it was planned;
 * compaction commit extra metadata: the link operations and the execution's figures;
@@ -16,6 +18,12 @@ PREFIX = "hoodie.etc."
 EVENT_TIME_FIELD = PREFIX + "event.time.field"  # also a plan key: the field the plan used
 #: "only this product cleans this table" (no Java cleaner runs): link mode auto may use symlinks
 EXCLUSIVE_CLEANER = PREFIX + "exclusive.cleaner"
+#: the Java writers' JVM time zone (an IANA name), for a table whose hoodie.table.timeline.timezone
+#: is LOCAL or unset: the zone its instant times are wall-clock times of
+TIMELINE_ZONE = PREFIX + "timeline.zone"
+#: "off": every Java writer runs with its compaction off (our execute may run); "on": Java executes
+#: the compactions (compaction/java_compaction.py)
+JAVA_COMPACTION = PREFIX + "java.compaction"
 
 # ---- compaction plans (and the commits our execution writes)
 THRESHOLD_MS = PREFIX + "threshold.ms"

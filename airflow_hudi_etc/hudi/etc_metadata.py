@@ -166,3 +166,61 @@ class CompactionExtra:
         if self.link_operations is not None:
             out[keys.LINK_OPERATIONS] = json.dumps([dict(x) for x in self.link_operations], separators=(",", ":"))
         return out
+
+
+# ------------------------------------------------------------------ recorded table settings
+@dataclasses.dataclass(frozen=True)
+class TableSetting:
+    """One decision ``hudi-etc configure`` records in ``hoodie.properties`` (``hoodie.etc.*``;
+    Java keeps keys it does not know). ``name``: the API keyword and the CLI option
+    (``--<name with dashes>``, defined in :data:`airflow_hudi_etc.contract.COMMANDS`);
+    ``normalize``: the given value as stored, or :class:`~.errors.InvalidInputError`. Checks of a
+    value against the table (its timeline, its other properties) live in
+    :mod:`airflow_hudi_etc.compaction.configure`. To add a setting: one entry here, one ``Arg``
+    of the ``configure`` command, optionally one check there."""
+
+    name: str
+    key: str
+    help: str
+    normalize: Any
+
+
+def _zone_name(value: Any) -> str:
+    """An IANA zone name as recorded (``UTC`` for UTC/utc/Etc/UTC...)."""
+    from .coexistence import zone_named
+    from .errors import HudiEtcError, InvalidInputError
+
+    name = value.strip() if isinstance(value, str) else ""
+    if name.upper() in ("UTC", "ETC/UTC", "Z", "ZULU", "UCT", "ETC/UCT", "ETC/ZULU"):
+        return "UTC"
+    try:
+        if name.upper() == "LOCAL":
+            raise ValueError(name)
+        zone_named(name, "timeline zone")
+    except (HudiEtcError, ValueError):
+        raise InvalidInputError(f"timeline zone {value!r}: give the Java writers' JVM time zone as an IANA name "
+                                "(e.g. UTC, Europe/Paris, America/Los_Angeles)") from None
+    return name
+
+
+def _on_off(value: Any) -> str:
+    from .errors import InvalidInputError
+
+    v = value.strip().lower() if isinstance(value, str) else value
+    if v is True or v is False:
+        return "on" if v else "off"
+    if v not in ("on", "off"):
+        raise InvalidInputError(f"java compaction {value!r}: give on (Java executes the compactions) or off "
+                                "(every Java writer runs with its compaction off)")
+    return v
+
+
+#: every recorded setting, by name
+TABLE_SETTINGS: dict[str, TableSetting] = {s.name: s for s in (
+    TableSetting("timeline_zone", keys.TIMELINE_ZONE,
+                 "the Java writers' JVM time zone (IANA name), for a table whose hoodie.table.timeline.timezone "
+                 "is LOCAL or unset", _zone_name),
+    TableSetting("java_compaction", keys.JAVA_COMPACTION,
+                 "on: Java's inline/async compaction executes the compactions; off: every Java writer runs with "
+                 "its compaction off, so our execute may run", _on_off),
+)}

@@ -236,6 +236,8 @@ def _scan(partition: str, names: list[str], sizes: list[int] | None,
         if m is not None:
             fid, base_instant, version, token = m.groups()
         else:
+            if name[1:2] == "." and name[-4:] == ".crc":  # Hadoop's checksum file of a Java-written log (is_checksum_file)
+                continue
             m = match_log(name)
             if m is None:
                 continue

@@ -11,7 +11,8 @@ Here (same file, same rule, so Java sees our live work as live):
 
 * :func:`hold` acquires an instant's heartbeat for the duration of a write or an execution: the
   file is *created* (atomically: a second process gets a typed ``conflict``) when absent, taken
-  over when expired, refused when alive; a background thread refreshes its mtime every interval;
+  over when expired, refused when alive; within one process a second *thread* asking for a
+  heartbeat another thread holds gets the same ``conflict`` (re-entrant in one thread only); a background thread refreshes its mtime every interval;
   it is deleted at the end (commit or failure). ``check()`` before a commit verifies the file is
   still this process's (another process that judged it expired and took it over wins).
 * The file holds a small JSON owner record (Java writes it empty and never reads it): host, boot
@@ -182,6 +183,7 @@ class Heartbeat:
         self.storage, self.instant, self.cfg, self.token = storage, instant, cfg, token
         self.rel = heartbeat_path(instant)
         self.lost: str | None = None
+        self.owner_thread = threading.get_ident()  # hold() is re-entrant in this thread only
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"hudi-etc-heartbeat-{instant}", daemon=True)
 
@@ -242,6 +244,7 @@ def _remove_expired(storage: Storage, rel: str, cfg: HeartbeatSettings) -> None:
         storage.delete(rel)
         return
     aside = posixpath.join(posixpath.dirname(rel), f".{posixpath.basename(rel)}.{uuid.uuid4().hex}.expired")
+    storage.check_no_links(rel)
     try:
         os.rename(storage.full(rel), storage.full(aside))
     except FileNotFoundError:
@@ -256,22 +259,40 @@ def _remove_expired(storage: Storage, rel: str, cfg: HeartbeatSettings) -> None:
     storage.delete(aside)
 
 
+#: keys being acquired (between the check and the heartbeat file), by the acquiring thread
+_acquiring: dict[tuple[str, str], int] = {}
+
+
 @contextlib.contextmanager
 def hold(storage: Storage, instant: str, *, what: str = "the operation",
          cfg: HeartbeatSettings | None = None) -> Iterator[Heartbeat]:
-    """Hold ``instant``'s heartbeat for the block (re-entrant within one process): refused with
-    a typed ``conflict`` while another process's heartbeat for it is alive. Temp files made in
-    the block carry the instant (:func:`~airflow_hudi_etc.hudi.storage.temp_owner`)."""
+    """Hold ``instant``'s heartbeat for the block (re-entrant within one *thread*: an execution
+    that rolls its own inflight back): refused with a typed ``conflict`` while another process's
+    heartbeat for it is alive, or another thread of this process holds it (or is acquiring it).
+    Temp files made in the block carry the instant
+    (:func:`~airflow_hudi_etc.hudi.storage.temp_owner`)."""
     key = (storage.base_uri, instant)
+    me = threading.get_ident()
     with _held_lock:
         mine = _held.get(key)
-    if mine is not None:
+        busy = mine is None and key in _acquiring
+        if mine is None and not busy:
+            _acquiring[key] = me
+    if mine is not None and mine.owner_thread == me:
         with temp_owner(instant):
             yield mine
         return
-    hb = _acquire(storage, instant, cfg or table_settings(storage), what)
-    with _held_lock:
-        _held[key] = hb
+    if mine is not None or busy:
+        raise InstantExistsError(f"conflict: {what} {instant} is running in another thread of this process (its "
+                                 f"heartbeat {heartbeat_path(instant)} is held); try again after it ends")
+    try:
+        hb = _acquire(storage, instant, cfg or table_settings(storage), what)
+        hb.owner_thread = me
+        with _held_lock:
+            _held[key] = hb
+    finally:
+        with _held_lock:
+            _acquiring.pop(key, None)
     hb._thread.start()
     try:
         with temp_owner(instant):

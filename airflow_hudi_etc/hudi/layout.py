@@ -21,7 +21,8 @@ import datetime as _dt
 from typing import Any, Mapping
 
 from .errors import InstantExistsError
-from .timeline import _GROUP_V2, META_DIR, Action, Instant, State, Timeline, dump_commit_metadata, next_instant_time
+from .timeline import _GROUP_V2, META_DIR, Action, Instant, State, Timeline, dump_commit_metadata, next_instant_time, \
+    next_time_layout2
 
 
 def layout_of(timeline: Timeline) -> int:
@@ -42,8 +43,6 @@ def new_time(timeline: Timeline, *, zone: _dt.tzinfo = _dt.timezone.utc, now: _d
     """A new requested time: after every instant (layout 1), after every requested and completion
     time (layout 2)."""
     if layout_of(timeline) == 2:
-        from .timeline_v2 import next_time_layout2
-
         return next_time_layout2(timeline, now=now, zone=zone)
     return next_instant_time(timeline, now, zone=zone)
 
@@ -84,7 +83,7 @@ def complete(storage, timeline: Timeline, ts: str, action: Action, data: bytes, 
         p = Instant(ts, action, State.COMPLETED).path()
         storage.create_if_absent(p, data)
         return p
-    from .timeline_v2 import complete_instant, next_time_layout2
+    from .timeline_v2 import complete_instant
 
     d = meta_dir(timeline)
     fresh = Timeline.load(storage)

@@ -479,7 +479,8 @@ def new_table_properties_v8(
     else:
         props[ORDERING_FIELDS_KEY] = ordering_field
         props["hoodie.table.format"] = "native"
-        props[PARTIAL_UPDATE_MODE_KEY] = "NONE"
+        # no hoodie.table.partial.update.mode: absent means no partial updates, and Hudi 1.1.1's
+        # enum has no NONE (its writers fail with "No enum constant ...PartialUpdateMode.NONE")
     if partition_field:
         props["hoodie.table.partition.fields"] = partition_field
     if schema is not None:

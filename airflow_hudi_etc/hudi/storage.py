@@ -34,6 +34,14 @@ How write-once is made atomic, per store (:attr:`Storage.atomic_create` says whi
   (one writer and one compaction service, as Hudi's own single-writer mode; the compaction
   commands already re-list the timeline before they publish, see the README).
 
+**Links are never followed out of the table by a change.** Locally, every create, replace,
+delete, rename target and folder made or removed is refused with :class:`UnsafePathError` when a
+folder on its way below the base path is a symbolic link (:meth:`Storage.check_no_links`), and so
+is every listing under ``.hoodie/`` (markers, heartbeats, ``.aux``, ``archived``, ``metadata``): a
+planted ``.hoodie/.temp/<instant>`` pointing elsewhere must not turn a marker clean-up into a
+delete of someone else's files. A symlinked *file* is only ever removed itself, never its target.
+:meth:`Storage.links_below` finds the links a folder holds (the mutating commands' first check).
+
 Object stores have no rename and no symlink: there is no temp-file step (a PUT is already
 all-or-nothing), :meth:`copy` reads the log and creates the copy conditionally, and
 :meth:`symlink` refuses with :class:`UnsupportedFeatureError` (link mode ``auto`` picks copy).
@@ -49,6 +57,7 @@ import contextvars
 import errno
 import os
 import posixpath
+import stat as _stat
 import tempfile
 import uuid
 from dataclasses import dataclass, field
@@ -296,6 +305,65 @@ class Storage:
         rel = safe_relpath(rel)
         return self.base_uri if not rel else f"{self.base_uri}/{rel}"
 
+    def check_no_links(self, rel: str, *, itself: bool = False) -> str:
+        """Refuse (:class:`UnsafePathError`) a path whose folders below the base path include a
+        symbolic link (``itself``: ``rel`` too, for a folder about to be listed, made or removed):
+        a change through it would land outside the table. Object stores have no links. Returns
+        the normalised path."""
+        rel = safe_relpath(rel)
+        if not self.is_local or not rel:
+            return rel
+        parts = rel.split("/")
+        upto = len(parts) if itself else len(parts) - 1
+        p = self.base_uri
+        for i in range(upto):
+            p = f"{p}/{parts[i]}"
+            try:
+                st = os.lstat(p)
+            except (FileNotFoundError, NotADirectoryError):
+                return rel  # nothing further down exists: nothing to follow
+            if _stat.S_ISLNK(st.st_mode):
+                where = "/".join(parts[: i + 1])
+                raise UnsafePathError(f"{where} is a symbolic link (to {os.readlink(p)!r}): refusing to follow it "
+                                      f"out of the table; remove the link (and restore the folder) first")
+        return rel
+
+    def _check_listing(self, rel_dir: str) -> str:
+        """Listings under ``.hoodie/`` go through no link (see :meth:`check_no_links`)."""
+        rel_dir = safe_relpath(rel_dir)
+        if self.is_local and (rel_dir == ".hoodie" or rel_dir.startswith(".hoodie/")):
+            self.check_no_links(rel_dir, itself=True)
+        return rel_dir
+
+    def links_below(self, rel_dir: str, *, recursive: bool = True) -> list[str]:
+        """Table-relative paths of the symbolic links inside a local folder (and, ``recursive``,
+        its sub-folders, never entered through a link); ``rel_dir`` itself when it is one.
+        Object stores: none."""
+        rel_dir = safe_relpath(rel_dir)
+        if not self.is_local:
+            return []
+        if os.path.islink(self.full(rel_dir)):
+            return [rel_dir]
+        out: list[str] = []
+        stack = [rel_dir]
+        while stack:
+            d = stack.pop()
+            try:
+                it = os.scandir(self.full(d))
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            with it:
+                for e in it:
+                    rel = f"{d}/{e.name}" if d else e.name
+                    try:
+                        if e.is_symlink():
+                            out.append(rel)
+                        elif recursive and e.is_dir(follow_symlinks=False):
+                            stack.append(rel)
+                    except FileNotFoundError:
+                        continue
+        return sorted(out)
+
     def uri(self, rel: str) -> str:
         """A URI for tools outside fsspec (hudi-rs, Spark)."""
         return self.full(rel)
@@ -339,7 +407,7 @@ class Storage:
         Temp files of writes in progress are left out unless ``include_temp``. ``sizes=False``:
         local files are not stat'ed and get size -1 (unknown); listings that come with sizes
         (object stores) keep them. ``names_only``: the file names alone (:meth:`list_names`)."""
-        rel_dir = safe_relpath(rel_dir)
+        rel_dir = self._check_listing(rel_dir)
         p = self.full(rel_dir)
         if names_only and self.is_local:
             return self._list_names_local(p, include_temp)
@@ -376,7 +444,7 @@ class Storage:
         if not self.is_local:
             return self.list_names(rel_dir, include_temp=include_temp)
         try:
-            out = os.listdir(self.full(rel_dir))
+            out = os.listdir(self.full(self._check_listing(rel_dir)))
         except (FileNotFoundError, NotADirectoryError):
             return []
         if include_temp or "\x00" + _TMP_PREFIX not in "\x00" + "\x00".join(out):
@@ -420,7 +488,7 @@ class Storage:
         if not self.is_local:
             files, dirs = self.list_files_and_dirs(rel_dir, sizes=False)
             return [f.name for f in files], {f.name for f in files if f.is_link}, dirs
-        rel_dir = safe_relpath(rel_dir)
+        rel_dir = self._check_listing(rel_dir)
         try:
             it = os.scandir(self.full(rel_dir))
         except (FileNotFoundError, NotADirectoryError):
@@ -449,7 +517,7 @@ class Storage:
 
     def list_files_and_dirs(self, rel_dir: str = "", *, sizes: bool = True) -> tuple[list[FileInfo], list[str]]:
         """``(self.list(rel_dir, sizes=sizes), self.list_dirs(rel_dir))`` from one listing."""
-        rel_dir = safe_relpath(rel_dir)
+        rel_dir = self._check_listing(rel_dir)
         p = self.full(rel_dir)
         if not self.is_local:
             try:
@@ -469,7 +537,7 @@ class Storage:
 
     def list_dirs(self, rel_dir: str = "") -> list[str]:
         """Sub-folders (table-relative) directly inside a folder."""
-        rel_dir = safe_relpath(rel_dir)
+        rel_dir = self._check_listing(rel_dir)
         p = self.full(rel_dir)
         if self.is_local:
             try:
@@ -508,7 +576,7 @@ class Storage:
 
     # ------------------------------------------------------------------ writing
     def mkdirs(self, rel_dir: str) -> None:
-        p = self.full(rel_dir)
+        p = self.full(self.check_no_links(rel_dir, itself=True))
         if self.is_local:
             os.makedirs(p, exist_ok=True)
         elif self.protocol in _OBJECT_STORE_PROTOCOLS:
@@ -563,11 +631,12 @@ class Storage:
 
     def touch(self, rel: str) -> bool:
         """Set a local file's modification time to now (False: it is gone). Object stores: the
-        object is written again with its own bytes (its LastModified moves)."""
-        p = self.full(rel)
+        object is written again with its own bytes (its LastModified moves). A symlink's own
+        time is set, never its target's."""
+        p = self.full(self.check_no_links(rel))
         if self.is_local:
             try:
-                os.utime(p)
+                os.utime(p, follow_symlinks=False)
                 return True
             except FileNotFoundError:
                 return False
@@ -580,7 +649,7 @@ class Storage:
 
     def _write_local_tmp(self, rel: str, data: bytes) -> tuple[str, str]:
         """Write ``data`` durably to a temp file beside ``rel``; return (target, temp) paths."""
-        target = self.full(rel)
+        target = self.full(self.check_no_links(rel))
         os.makedirs(os.path.dirname(target), exist_ok=True)
         tmp = self.full(self._tmp_name(rel))
         with open(tmp, "wb") as f:
@@ -638,7 +707,7 @@ class Storage:
         the target, hard-linked into place. Object stores: the bytes are spooled (in memory up
         to 64 MiB, then a local temp file) and sent as one conditional PUT at the end.
         """
-        rel = safe_relpath(rel)
+        rel = self.check_no_links(rel)
         if self.is_local:
             target = self.full(rel)
             os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -684,14 +753,15 @@ class Storage:
         if not self.is_local:
             return False
         try:
-            os.rmdir(self.full(safe_relpath(rel_dir)))
+            os.rmdir(self.full(self.check_no_links(rel_dir, itself=True)))
             return True
         except OSError:  # missing, not empty, or not a folder
             return False
 
     def delete(self, rel: str, missing_ok: bool = True) -> bool:
-        """Remove a file (a symlink itself, never its target). Returns whether it existed."""
-        p = self.full(rel)
+        """Remove a file (a symlink itself, never its target; never through a linked folder,
+        :meth:`check_no_links`). Returns whether it existed."""
+        p = self.full(self.check_no_links(rel))
         if self.is_local:
             try:
                 os.unlink(p)
@@ -717,7 +787,7 @@ class Storage:
         (:meth:`create_if_absent`). Opt-in: a hard link shares the original's bytes, so a tool
         that wrote into the copy in place would change the original too (Java Hudi does not append
         on local storage, ``StorageSchemes``; our writers make new files)."""
-        dst_rel = safe_relpath(dst_rel)
+        dst_rel = self.check_no_links(dst_rel)
         if self.is_local and os.environ.get(LOCAL_COPY_ENV, "").strip().lower() == "hardlink":
             # the file a symlink chain ends at (os.link does not follow symlinks on Linux before 3.13)
             src, dst = os.path.realpath(self.full(src_rel)), self.full(dst_rel)
@@ -746,7 +816,7 @@ class Storage:
         """Create ``link_rel`` as a *relative* symlink to ``target_rel`` (both table-relative)."""
         if not self.supports_symlinks:
             raise UnsupportedFeatureError(f"{self.protocol} storage has no symlinks: use link mode copy (or auto)")
-        target_rel, link_rel = safe_relpath(target_rel), safe_relpath(link_rel)
+        target_rel, link_rel = safe_relpath(target_rel), self.check_no_links(link_rel)
         link_dir = posixpath.dirname(link_rel)
         rel_target = posixpath.relpath(target_rel, link_dir or ".")
         p = self.full(link_rel)

@@ -39,7 +39,7 @@ from .timeline import (
 
 
 @contextlib.contextmanager
-def _data_file(rel: str):
+def data_file_errors(rel: str):
     """A data file that is gone or not Parquet is a typed error naming it (not an OSError or
     an ArrowInvalid from deep inside pyarrow)."""
     try:
@@ -222,7 +222,7 @@ class HudiTable:
         return self.config.precombine_field
 
     def _read_log(self, rel: str) -> bytes:
-        with _data_file(rel):
+        with data_file_errors(rel):
             return self.storage.read_bytes(rel)
 
     def read_log_files(self, log_paths: Iterable[str]) -> list[tuple[str, bytes, list]]:
@@ -250,7 +250,7 @@ class HudiTable:
     def iter_base(self, rel: str, skip_columns: Iterable[str] = (), batch_rows: int = 65_536) -> Iterator[pa.Table]:
         """A base file's rows in batches of up to ``batch_rows`` (memory: one batch, not the file)."""
         skip = set(skip_columns)
-        with _data_file(rel), (contextlib.nullcontext(self.storage.full(rel)) if self.storage.is_local
+        with data_file_errors(rel), (contextlib.nullcontext(self.storage.full(rel)) if self.storage.is_local
                                else self.storage.open(rel)) as src:
             pf = pq.ParquetFile(src)
             cols = [n for n in pf.schema_arrow.names if n not in skip]
@@ -258,7 +258,7 @@ class HudiTable:
                 yield pa.Table.from_batches([batch])
 
     def _read_base(self, rel: str, skip_columns: Iterable[str] = ()) -> pa.Table:
-        with _data_file(rel):
+        with data_file_errors(rel):
             return self._read_base_file(rel, skip_columns)
 
     def _read_base_file(self, rel: str, skip_columns: Iterable[str] = ()) -> pa.Table:
@@ -295,7 +295,11 @@ class HudiTable:
         return pa.concat_tables(tables) if tables else schema.empty_table()
 
     def read_incremental(self, start: str, end: str | None = None) -> pa.Table:
-        """Records changed by completed commits in (start, end], as Hudi's incremental query."""
+        """Records changed by completed commits in (start, end], as Hudi's incremental query.
+        ``start``/``end``: the formats of :func:`normalize_as_of`; ``start`` may also be ``000``
+        (Hudi's "from the beginning"). Anything else, or an end before the start, is an
+        :class:`InvalidInputError`."""
+        start, end = normalize_incremental_range(start, end)
         schema = self.arrow_schema
         if self.config.layout_version == 2:
             return self._read_incremental_layout2(start, end, schema)
@@ -382,11 +386,30 @@ _AS_OF_FORMATS = {  # length → (shape, strptime format)
 }
 
 
+def normalize_incremental_range(start: Any, end: Any = None) -> tuple[str, str | None]:
+    """(start, end) of an incremental read as instant times (:func:`normalize_as_of`, whose
+    refusals name ``as-of``: here they name the bound); ``start`` ``0``/``000``: the beginning."""
+    def one(name: str, v: Any) -> str:
+        if name == "start" and isinstance(v, str) and v in ("0", "00", "000"):
+            return "000"
+        try:
+            return normalize_as_of(v)
+        except InvalidInputError as e:
+            raise InvalidInputError(f"incremental {name}" + str(e)[len("as-of"):]) from None
+
+    s = one("start", start)
+    e = None if end is None else one("end", end)
+    if e is not None and e < s:
+        raise InvalidInputError(f"incremental end {end!r} is before its start {start!r}")
+    return s, e
+
+
 def normalize_as_of(value: str) -> str:
     """The instant time a time-travel read compares instants with, from the formats Hudi 0.14's
     ``HoodieSqlCommonUtils.formatQueryInstant`` accepts: ``yyyyMMddHHmmss[SSS]`` (as given),
     ``yyyy-MM-dd HH:mm:ss[.SSS]`` (→ ``yyyyMMddHHmmssSSS``) and ``yyyy-MM-dd`` (→ that day's
-    ``yyyyMMdd000000000``), read in the timeline's time zone (UTC for our tables). Anything else
+    ``yyyyMMdd000000000``): wall-clock times of the table's timeline zone, as its instant times
+are (Hudi reformats them the same way, without conversion). Anything else
     is an :class:`InvalidInputError`."""
     import datetime as _dt
     import re
@@ -400,7 +423,7 @@ def normalize_as_of(value: str) -> str:
     except ValueError:
         raise InvalidInputError(
             f"as-of {value!r}: use yyyyMMddHHmmssSSS, yyyyMMddHHmmss, 'yyyy-MM-dd HH:mm:ss[.SSS]' or yyyy-MM-dd "
-            "(UTC)") from None
+            "(wall-clock times of the table's timeline zone)") from None
     if len(s) in (14, 17):
         return s  # as Hudi: an instant time is used as given
     return format_instant(dt)

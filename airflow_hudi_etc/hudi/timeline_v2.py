@@ -13,19 +13,22 @@ The archived instants are in the LSM history ``<timeline>/history/`` (``_version
 columns), read only when a completion time of an archived instant is asked for.
 
 Writing primitives: :func:`instant_file_name` (the file of an instant in a state),
-:func:`complete_instant` (write ``<r>_<c>.<action>`` once) and :func:`next_time_layout2`
-(a new requested or completion time, greater than every time on the data and MDT timelines).
+:func:`complete_instant` (write ``<r>_<c>.<action>`` once); a new requested or completion time
+(greater than every time on the data and MDT timelines) is :func:`.timeline.next_time_layout2`.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import re
-from typing import Iterable
+from typing import Iterable, TypeVar
 
 from .errors import InstantExistsError, InvalidTimelineError, TableUpgradeIncompleteError
-from .timeline import _GROUP_V2 as _GROUP, INSTANT_TIME, META_DIR, Action, Instant, State, Timeline, format_instant, parse_instant_time
+from .instant import _GROUP_V2 as _GROUP, INSTANT_TIME, META_DIR, Action, Instant, State
+
+#: the timeline class :func:`load_layout2` builds (``timeline.Timeline``: it reads layout 2 through
+#: this module, never the other way round)
+_T = TypeVar("_T")
 
 #: the instant file names of layout 2 (InstantFileNameParserV2, restricted to known shapes)
 _V2_RE = re.compile(rf"^({INSTANT_TIME})(?:_({INSTANT_TIME}))?\.([a-z]+)(?:\.(requested|inflight))?$")
@@ -166,7 +169,7 @@ def parse_layout2_reference(names: Iterable[str], meta_dir: str) -> list[Instant
     return out
 
 
-def load_layout2(cls, storage, config) -> Timeline:
+def load_layout2(cls: type[_T], storage, config) -> _T:
     """The layout-2 active timeline of a v8/v9 table, after the mixed-state checks of spec §8.
 
     Parsed when asked, as layout 1: the sensor's questions (pending/completed compactions, pending
@@ -396,18 +399,3 @@ def complete_instant(storage, meta_dir: str, requested: str, action: Action, com
         raise InstantExistsError(f"{meta_dir}/{name} already exists") from None
     return name
 
-
-def next_time_layout2(timeline: Timeline, *others: Timeline, now: _dt.datetime | None = None,
-                      zone: _dt.tzinfo = _dt.timezone.utc) -> str:
-    """A new requested **or completion** time for layout 2: strictly greater than every requested
-    and completion time on ``timeline`` and on ``others`` (e.g. the metadata table's timeline),
-    in ``yyyyMMddHHmmssSSS`` of ``zone`` (spec §2.4). Take it under the writer lock."""
-    now = now or _dt.datetime.now(_dt.timezone.utc)
-    ts = format_instant(now, zone)
-    latest = max((t.latest_time for t in (timeline, *others) if t.latest_time is not None), default=None)
-    if latest is not None:
-        if len(latest) == 14:
-            latest += "999"
-        if ts <= latest:
-            ts = format_instant(parse_instant_time(latest) + _dt.timedelta(milliseconds=1))
-    return ts

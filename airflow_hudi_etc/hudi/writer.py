@@ -81,7 +81,7 @@ from .schema import (
     with_meta_fields,
 )
 from .storage import Storage, temp_owner
-from .table import HudiTable
+from .table import HudiTable, data_file_errors
 from .timeline import (
     META_DIR,
     TEMP_DIR,
@@ -264,17 +264,31 @@ def _partition_values(table: pa.Table, field: str, hive_style: bool) -> pa.Array
     if hive_style:
         strs = pc.binary_join_element_wise(pa.scalar(f"{field}="), strs, "")
     # a value is one folder name: no separator, not "." / ".." (names merely holding dots, e.g.
-    # "v1..2", are fine), not hidden (Hudi's partition listing skips names starting with ".")
+    # "v1..2", are fine), not hidden (Hudi's partition listing skips names starting with "."),
+    # nothing stock readers cannot read (:func:`_unreadable_folder`)
     prefix = len(f"{field}=") if hive_style else 0
 
     def unusable(folder: str) -> bool:
         value = folder[prefix:]
-        return any(c in value for c in "/\\\x00") or folder.startswith(".") or value in (".", "..")
+        return (any(c in value for c in "/\\") or folder.startswith(".") or value in (".", "..")
+                or _unreadable_folder(folder))
 
-    bad = [v for v in set(strs.to_pylist()) if unusable(v)]
+    bad = sorted(v for v in set(strs.to_pylist()) if unusable(v))
     if bad:
-        raise InvalidInputError(f"partition values {bad[:3]} are not usable folder names")
+        raise InvalidInputError(f"partition values {bad[:3]} are not usable folder names (no '/', '\\', "
+                                f"leading '.', control characters; at most {MAX_FOLDER_BYTES} bytes)")
     return strs.combine_chunks() if isinstance(strs, pa.ChunkedArray) else strs
+
+
+#: the longest folder name (UTF-8 bytes) most filesystems take (ext4, XFS, APFS, NTFS: 255)
+MAX_FOLDER_BYTES = 255
+
+
+def _unreadable_folder(folder: str) -> bool:
+    """A partition folder name stock readers cannot read: a control character (U+0000..U+001F,
+    DEL U+007F; hudi-rs's object-store paths refuse them and then fail on the whole table), or
+    longer than :data:`MAX_FOLDER_BYTES` (the filesystem refuses it)."""
+    return any(c < " " or c == "\x7f" for c in folder) or len(folder.encode("utf-8", "surrogatepass")) > MAX_FOLDER_BYTES
 
 
 def _timestamp_partition_values(batch: pa.Table, kg: KeyGen, hive_style: bool) -> pa.Array:
@@ -284,7 +298,7 @@ def _timestamp_partition_values(batch: pa.Table, kg: KeyGen, hive_style: bool) -
     vals = kg.timestamp.values(batch.column(f))
     if hive_style:
         vals = [f"{f}={v}" for v in vals]
-    bad = sorted({v for v in vals if any(not seg or seg.startswith(".") for seg in v.split("/"))})
+    bad = sorted({v for v in vals if any(not seg or seg.startswith(".") or _unreadable_folder(seg) for seg in v.split("/"))})
     if bad:
         raise InvalidInputError(f"partition paths {bad[:3]} are not usable folder names")
     return pa.array(vals, pa.string())
@@ -409,20 +423,21 @@ def tag_task(t: TagTask) -> tuple[str, str, list[str]]:
                 elif b.block_type == lf.BlockType.PARQUET_DATA:
                     seen.update(lf.decode_parquet_content(b.content).column(RECORD_KEY).to_pylist())
         return (t.partition, t.file_id, [k for k in t.keys if k in seen])
-    if st.is_local:
-        pf = pq.ParquetFile(st.full(t.base_path))
-    else:
-        pf = pq.ParquetFile(io.BytesIO(st.read_bytes(t.base_path)))
-    md = pf.metadata.metadata or {}
-    lo = md.get(b"hoodie_min_record_key", b"").decode() or None
-    hi = md.get(b"hoodie_max_record_key", b"").decode() or None
-    cands = [k for k in t.keys if (lo is None or k >= lo) and (hi is None or k <= hi)]
-    bf = bloom_mod.read_bloom_filter(md) if cands else None
-    if bf is not None:
-        cands = [k for k, hit in zip(cands, bf.might_contain_many(cands)) if hit]
-    if not cands:
-        return (t.partition, t.file_id, [])
-    present = set(pf.read(columns=[RECORD_KEY]).column(0).to_pylist())
+    with data_file_errors(t.base_path):  # damaged or gone: a typed error naming it (as a read gives)
+        if st.is_local:
+            pf = pq.ParquetFile(st.full(t.base_path))
+        else:
+            pf = pq.ParquetFile(io.BytesIO(st.read_bytes(t.base_path)))
+        md = pf.metadata.metadata or {}
+        lo = md.get(b"hoodie_min_record_key", b"").decode() or None
+        hi = md.get(b"hoodie_max_record_key", b"").decode() or None
+        cands = [k for k in t.keys if (lo is None or k >= lo) and (hi is None or k <= hi)]
+        bf = bloom_mod.read_bloom_filter(md) if cands else None
+        if bf is not None:
+            cands = [k for k, hit in zip(cands, bf.might_contain_many(cands)) if hit]
+        if not cands:
+            return (t.partition, t.file_id, [])
+        present = set(pf.read(columns=[RECORD_KEY]).column(0).to_pylist())
     return (t.partition, t.file_id, [k for k in cands if k in present])
 
 

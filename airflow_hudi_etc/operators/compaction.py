@@ -48,7 +48,7 @@ import uuid
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
-from airflow.sdk import BaseOperator
+from airflow.sdk import BaseOperator, conf as airflow_conf
 from airflow.sdk.exceptions import AirflowException, AirflowSkipException
 
 from ..failfast import fail_fast
@@ -161,13 +161,28 @@ class HudiEtcSparkJobOperator(BaseOperator):
         the driver cannot write to this machine; default a local temporary directory.
     :param hudi_conn_id: ``hudi`` connection for the reads done here (timeline checks, the result
         file on object storage); default ``hudi_default``, which may be absent.
-    :param spark_submit_kwargs: any further ``SparkSubmitHook`` arguments (``driver_memory``,
-        ``executor_memory``, ``jars``, ``name``, ``verbose``, ...).
+    :param executor_memory, driver_memory, executor_cores, num_executors, total_executor_cores,
+        archives, jars, packages, name, deploy_mode: as ``SparkSubmitOperator``'s (templated; passed
+        to ``SparkSubmitHook`` when given; ``name`` defaults to ``hudi-etc-<command>-<task_id>``).
+    :param spark_submit_kwargs: any further ``SparkSubmitHook`` arguments (``verbose``,
+        ``proxy_user``, ``keytab``, ...; templated); the first-class arguments above win over it.
     :param table_tag: the ``table`` tag of the metrics (default: the table's name).
+    :param openlineage_inject_parent_job_info, openlineage_inject_transport_info: as
+        ``SparkSubmitOperator``'s: put this task's OpenLineage parent job / transport into the Spark
+        job's ``spark.openlineage.*`` properties (default ``[openlineage] spark_inject_*``).
+
+    OpenLineage (with the provider installed): each operator reports the table (namespace ``file``
+    or ``<scheme>://<bucket>``, name its path) as input, and as output when it wrote to it: a plan
+    made or reused (schedule), a compaction committed (execute; a skipped execute reports nothing),
+    a rollback run; sync reports the catalog tables ``<database>.<table>_ro``/``_rt`` as outputs.
     """
 
-    template_fields: Sequence[str] = ("table_path", "conf", "py_files", "application", "env_vars", "result_uri")
-    template_fields_renderers = {"conf": "json", "env_vars": "json"}
+    #: first-class ``SparkSubmitHook`` arguments (the names ``SparkSubmitOperator`` uses)
+    SPARK_RESOURCE_ARGS = ("executor_memory", "driver_memory", "executor_cores", "num_executors",
+                           "total_executor_cores", "archives", "jars", "packages", "name", "deploy_mode")
+    template_fields: Sequence[str] = ("table_path", "conf", "py_files", "application", "env_vars", "result_uri",
+                                      "conn_id", "hudi_conn_id", "spark_submit_kwargs", *SPARK_RESOURCE_ARGS)
+    template_fields_renderers = {"conf": "json", "env_vars": "json", "spark_submit_kwargs": "json"}
     ui_color = "#ffe6cc"
     command: str = ""
 
@@ -184,9 +199,36 @@ class HudiEtcSparkJobOperator(BaseOperator):
         hudi_conn_id: str | None = "hudi_default",
         spark_submit_kwargs: dict[str, Any] | None = None,
         table_tag: str | None = None,
+        executor_memory: str | None = None,
+        driver_memory: str | None = None,
+        executor_cores: int | str | None = None,
+        num_executors: int | str | None = None,
+        total_executor_cores: int | str | None = None,
+        archives: str | None = None,
+        jars: str | None = None,
+        packages: str | None = None,
+        name: str | None = None,
+        deploy_mode: str | None = None,
+        openlineage_inject_parent_job_info: bool = airflow_conf.getboolean(
+            "openlineage", "spark_inject_parent_job_info", fallback=False),
+        openlineage_inject_transport_info: bool = airflow_conf.getboolean(
+            "openlineage", "spark_inject_transport_info", fallback=False),
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        self.openlineage_inject_parent_job_info = openlineage_inject_parent_job_info
+        self.openlineage_inject_transport_info = openlineage_inject_transport_info
+        self._lineage_result: dict | None = None
+        self.executor_memory = executor_memory
+        self.driver_memory = driver_memory
+        self.executor_cores = executor_cores
+        self.num_executors = num_executors
+        self.total_executor_cores = total_executor_cores
+        self.archives = archives
+        self.jars = jars
+        self.packages = packages
+        self.name = name
+        self.deploy_mode = deploy_mode
         self.table_path = table_path
         self.conn_id = conn_id
         self.conf = conf
@@ -241,7 +283,7 @@ class HudiEtcSparkJobOperator(BaseOperator):
         """(conf, py_files, env_vars) with the package zip shipped (unless ``py_files`` is given,
         or ``"none"``) and the interpreters chosen for the connection's master and deploy mode by
         :func:`airflow_hudi_etc.spark.shipping.submit_settings` (nothing the user set is overridden)."""
-        from ..spark.shipping import submit_settings
+        from ..spark.shipping import quiet_driver_env, submit_settings
 
         # the connection says where Spark runs: the hook resolves it when built
         resolved = getattr(ProcessGroupSparkSubmitHook(conn_id=self.conn_id, **{
@@ -250,19 +292,73 @@ class HudiEtcSparkJobOperator(BaseOperator):
         s = submit_settings(resolved.get("master"), deploy_mode=resolved.get("deploy_mode"),
                             conf={str(k): str(v) for k, v in conf.items()}, env={**os.environ, **user_env},
                             py_files=self.py_files)
+        quiet = quiet_driver_env(resolved.get("master"), deploy_mode=resolved.get("deploy_mode"),
+                                 conf={**s["conf"], **{str(k): str(v) for k, v in conf.items()}},
+                                 env={**os.environ, **user_env})
         conf = {**s["conf"], **conf}
-        env_vars = {**s["env"], **user_env} or None
+        env_vars = {**s["env"], **quiet, **user_env} or None
         self.log.info("spark-submit to %s: --py-files %s; added %s", resolved.get("master"), s["py_files"],
                       {**s["conf"], **s["env"]})
         return conf, s["py_files"], env_vars
+
+    def spark_submit_args(self) -> dict[str, Any]:
+        """The ``SparkSubmitHook`` arguments besides conf, py_files, env_vars and the application's:
+        ``spark_submit_kwargs``, then the first-class arguments that were given (rendered)."""
+        out: dict[str, Any] = {"name": f"hudi-etc-{self.command}-{self.task_id}", **dict(self.spark_submit_kwargs or {})}
+        for k in self.SPARK_RESOURCE_ARGS:
+            v = _none_if_empty(getattr(self, k))
+            if v is not None and k in ("executor_cores", "num_executors", "total_executor_cores"):
+                try:
+                    v = int(v)
+                except (TypeError, ValueError):
+                    from ..hudi.errors import InvalidInputError
+
+                    raise InvalidInputError(f"{k} {v!r}: a whole number, please") from None
+            if v is not None:
+                out[k] = v
+        return out
+
+    def openlineage_conf(self, conf: dict[str, Any], context: Context | None) -> dict[str, Any]:
+        """``conf`` with the OpenLineage parent job / transport properties injected, as the Spark
+        provider's operator does (only those asked for; nothing when there is no task context)."""
+        if not context or not (self.openlineage_inject_parent_job_info or self.openlineage_inject_transport_info):
+            return conf
+        from airflow.providers.common.compat.openlineage.utils.spark import (
+            inject_parent_job_information_into_spark_properties,
+            inject_transport_information_into_spark_properties,
+        )
+
+        if self.openlineage_inject_parent_job_info:
+            conf = inject_parent_job_information_into_spark_properties(conf, context)
+        if self.openlineage_inject_transport_info:
+            conf = inject_transport_information_into_spark_properties(conf, context)
+        return conf
+
+    def lineage_writes(self, result: Mapping[str, Any]) -> bool:
+        """Did this try write to the table (its result, as returned or pushed)?"""
+        return False
+
+    def lineage_outputs(self, result: Mapping[str, Any]) -> list:
+        from ..assets import openlineage_dataset
+
+        return [openlineage_dataset(self.table_path)] if self.lineage_writes(result) else []
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any = None):
+        """OpenLineage (see the class docstring); None when the provider is not installed."""
+        from ..assets import openlineage_dataset, operator_lineage
+
+        result = self._lineage_result
+        if result is None or result.get("status") == "nothing to execute":
+            return operator_lineage()  # failed before a result, or skipped: nothing to report
+        return operator_lineage([openlineage_dataset(self.table_path)], self.lineage_outputs(result))
 
     def run_job(self, args: list[str], context: Context | None = None) -> dict:
         """Submit ``jobs.py --result-file F <args>``; the job's result, or its typed error."""
         from ..contract import job_argv
 
         location, tmp = self._result_location(context)
-        kwargs = {"name": f"hudi-etc-{self.command}-{self.task_id}", **self.spark_submit_kwargs}
-        conf, py_files, env_vars = self.shipping(self.spark_conf(), kwargs)
+        kwargs = self.spark_submit_args()
+        conf, py_files, env_vars = self.shipping(self.openlineage_conf(self.spark_conf(), context), kwargs)
         hook = ProcessGroupSparkSubmitHook(
             conf=conf,
             conn_id=self.conn_id,
@@ -355,10 +451,12 @@ class ScheduleEventTimeCompactionOperator(HudiEtcSparkJobOperator):
                 "spark_submitted": False, "operations": 0}
         if pre["state"] == "resume":
             self.log.info("reusing compaction %s planned for this threshold by an earlier attempt", pre["pending_plan"])
-            return {**base, **_reused(table, pre)}
+            self._lineage_result = {**base, **_reused(table, pre)}
+            return self._lineage_result
         if pre["state"] != "ready":
             self.log.info("not scheduling: %s", pre["message"])
-            return {**base, "instant": None, "reason": pre["reason"]}
+            self._lineage_result = {**base, "instant": None, "reason": pre["reason"]}
+            return self._lineage_result
         res = self.run_job(self.job_argv(compaction_time=ct.isoformat()), context)
         if res.get("threshold_ms") not in (None, threshold_ms):
             raise AirflowException(f"the job planned threshold {res.get('threshold_ms')}, expected {threshold_ms}")
@@ -371,7 +469,11 @@ class ScheduleEventTimeCompactionOperator(HudiEtcSparkJobOperator):
             if again["state"] == "resume":
                 out.update(_reused(table, again))
         self.log.info("schedule: instant %s (%s)", out.get("instant"), out.get("reason"))
+        self._lineage_result = out
         return out
+
+    def lineage_writes(self, result: Mapping[str, Any]) -> bool:
+        return bool(result.get("instant"))  # a plan on the timeline (made by this try or an earlier one)
 
 
 def _reused(table, check: Mapping[str, Any]) -> dict[str, Any]:
@@ -411,7 +513,12 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
     ``instant`` in the XCom of ``schedule_task_id``, default: the upstream schedule task(s) of this
     DAG). When that task planned nothing (covered, another plan pending, no log qualifies), the
     task reports ``nothing to execute`` (XCom) and is **skipped**, so no asset event says the view
-    got fresher. It never picks up a plan another run made, unless ``run_oldest_pending=True``.
+    got fresher. It never picks up a plan another run made, unless ``run_oldest_pending=True``
+    (any oldest pending plan) or ``adopt_pending_plan=True``: the oldest pending compaction is
+    executed when it is *ours and safe* — an event-time plan of this provider (it carries a
+    threshold; a Java compactor's plan is not) that is still ``requested`` (an inflight one may be
+    executing in another run right now: left alone). Whether the run then holds its threshold is
+    for :class:`~airflow_hudi_etc.sensors.freshness.EventTimeFreshnessSensor` to say.
 
     Assets: after a completed compaction (also one a previous try committed), every outlet that
     is this table's asset (:func:`airflow_hudi_etc.assets.table_asset`) gets an asset event whose
@@ -428,14 +535,17 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
         ``java_wait_seconds``) and verifies it, no Spark job. ``None`` (default): so where the table
         records ``hoodie.etc.java.compaction=on`` or its timeline shows Java compacting. ``False``: our
         execute (refused where Java compacts).
+    :param adopt_pending_plan: with no instant from the argument or a schedule task, execute the
+        oldest pending compaction if it is a requested event-time plan (the task group sets it).
     """
 
     template_fields: Sequence[str] = (*HudiEtcSparkJobOperator.template_fields, "instant")
     command = "execute"
 
     def __init__(self, *, instant: str | None = None, schedule_task_id: str | None = None,
-                 run_oldest_pending: bool = False, java_executes: bool | None = None,
-                 java_wait_seconds: float = 3600.0, java_poke_seconds: float = 30.0, **kwargs: Any) -> None:
+                 run_oldest_pending: bool = False, adopt_pending_plan: bool = False,
+                 java_executes: bool | None = None, java_wait_seconds: float = 3600.0,
+                 java_poke_seconds: float = 30.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.instant = instant
         self.schedule_task_id = schedule_task_id
@@ -443,6 +553,7 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
         self.java_executes = java_executes  # javasim (finding 3): Java executes our plans
         self.java_wait_seconds = java_wait_seconds
         self.java_poke_seconds = java_poke_seconds
+        self.adopt_pending_plan = adopt_pending_plan
 
     def job_values(self, *, instant: str) -> dict[str, Any]:
         return {"path": self.table_path, "instant": instant}
@@ -454,10 +565,16 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
         inst, source = _scheduled_instant(self, context)
         if inst:
             return inst, source
-        if self.run_oldest_pending:
+        if self.run_oldest_pending or self.adopt_pending_plan:
             plans = hook.pending_plans(self.table_path)
-            if plans:
+            if plans and self.run_oldest_pending:
                 return plans[0]["instant"], "oldest pending compaction"
+            if plans and plans[0]["threshold_ms"] is not None and plans[0]["state"] == "requested":
+                p = plans[0]
+                return p["instant"], f"adopted pending event-time plan (threshold {p['threshold']}); {source}"
+            if plans:
+                source += f"; pending compaction {plans[0]['instant']} not adopted ({plans[0]['state']}" + (
+                    ", not an event-time plan)" if plans[0]["threshold_ms"] is None else ")")
         return None, source
 
     def _asset_outlets(self) -> tuple[list, list]:
@@ -528,6 +645,7 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
             gauges["planning_seconds"] = result.get("planning_seconds")
             gauges["link_bytes_written"] = result.get("link_bytes_written")
         result["metrics_sent"] = emit_gauges(gauges, table=self.table_tag or fresh.get("table"), log=self.log)
+        self._lineage_result = result
         if instant is None:
             ti = context.get("ti") if hasattr(context, "get") else None
             if ti is not None:  # the report stays readable although the task is skipped
@@ -536,17 +654,8 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
         result["asset_events"] = self._emit_asset_events(context, result, assets, aliases)
         return result
 
-    def get_openlineage_facets_on_complete(self, task_instance: Any = None):
-        """OpenLineage: the table is read and written (namespace ``file`` / ``<scheme>://<bucket>``);
-        None when the OpenLineage provider is not installed."""
-        try:
-            from airflow.providers.openlineage.extractors import OperatorLineage
-        except ImportError:
-            return None
-        from ..assets import openlineage_dataset
-
-        ds = openlineage_dataset(self.table_path)
-        return None if ds is None else OperatorLineage(inputs=[ds], outputs=[ds])
+    def lineage_writes(self, result: Mapping[str, Any]) -> bool:
+        return result.get("status") in ("completed", "already completed")
 
 
 # ---- javasim (finding 3): "Java executes our plans" -------------------------------------------
@@ -601,8 +710,7 @@ class RollbackCompactionOperator(HudiEtcSparkJobOperator):
 
     @fail_fast
     def execute(self, context: Context) -> dict:
-        from ..hooks.hudi import compaction_state, pending_plans
-        from ..hudi.errors import InvalidTimelineError
+        from ..hooks.hudi import pending_plans
 
         hook = self.hudi_hook()
         table = hook.load_table(self.table_path)
@@ -612,6 +720,13 @@ class RollbackCompactionOperator(HudiEtcSparkJobOperator):
             instant = next((p["instant"] for p in pending_plans(table) if p["state"] == "inflight"), None)
             source = "inflight compaction"
         base = {"instant": instant, "instant_source": source, "spark_submitted": False}
+        self._lineage_result = out = self._rollback(table, instant, explicit, base, context)
+        return out
+
+    def _rollback(self, table, instant, explicit, base: dict, context: Context) -> dict:
+        from ..hooks.hudi import compaction_state
+        from ..hudi.errors import InvalidTimelineError
+
         if instant is None:
             return {**base, "status": "nothing to roll back"}
         state = compaction_state(table, instant)
@@ -623,8 +738,10 @@ class RollbackCompactionOperator(HudiEtcSparkJobOperator):
             return {**base, "status": "requested", "files_removed": 0}
         if state is None and not explicit:
             return {**base, "status": "nothing to roll back"}
-        return {**self.run_job(self.job_argv(instant=instant), context),
-                "instant_source": source}
+        return {**self.run_job(self.job_argv(instant=instant), context), "instant_source": base["instant_source"]}
+
+    def lineage_writes(self, result: Mapping[str, Any]) -> bool:
+        return bool(result.get("spark_submitted"))  # a rollback job ran (files removed, plan requested again)
 
 
 class SyncEventTimeThresholdOperator(HudiEtcSparkJobOperator):
@@ -672,17 +789,21 @@ class SyncEventTimeThresholdOperator(HudiEtcSparkJobOperator):
 
         catalog_names(self.database, self.table)
         result = self.run_job(self.job_argv(), context)
-        # what the catalog holds now: the published threshold after an update (lower than the
-        # previous one after reset-threshold), else the higher of the two (catalog ahead)
-        catalog_ms = result.get("threshold_ms") if result.get("status") == "updated" else max(
-            (v for v in (result.get("threshold_ms"), result.get("previous_threshold_ms")) if isinstance(v, int)),
-            default=None)
+        from ..sensors.freshness import catalog_threshold_ms
+
+        catalog_ms = catalog_threshold_ms(result)  # what the catalog holds now
         if catalog_ms is not None:
             lag = time.time() - catalog_ms / 1000
             result["metrics_sent"] = emit_gauges({"catalog_threshold_lag_seconds": lag},
                                                  table=self.table_tag or self.table, log=self.log)
         self.log.info("catalog sync: %s (%s)", result.get("status"), result.get("reason"))
+        self._lineage_result = result
         return result
+
+    def lineage_outputs(self, result: Mapping[str, Any]) -> list:
+        from ..assets import catalog_datasets
+
+        return catalog_datasets(self.database, self.table, _none_if_empty(self.metastore_uri))
 
 
 __all__ = [

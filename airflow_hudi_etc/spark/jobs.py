@@ -23,8 +23,6 @@ import os
 import sys
 import time
 
-SUMMARY_PREFIX = "hudi-etc summary:"
-
 
 def _write_result(path: str | None, result: dict) -> None:
     from airflow_hudi_etc.contract import write_result
@@ -105,6 +103,8 @@ def _bytes(n) -> str:
 def summary_line(command: str, result: dict, *, rolled_back: bool | None, seconds: float,
                  now_ms: int | None = None) -> str:
     """The job's one human line: what it did, the threshold and how far behind now it is."""
+    from airflow_hudi_etc.contract import SUMMARY_PREFIX
+
     if "error" in result:
         err = result["error"]
         return f"{SUMMARY_PREFIX} {command} failed: {err.get('type')}: {err.get('message')} ({seconds:.1f} s)"

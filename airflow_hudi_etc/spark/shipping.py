@@ -205,6 +205,37 @@ def submit_settings(master: str | None, *, deploy_mode: str | None = None, conf:
     return {"py_files": py_files, "conf": add_conf, "env": add_env}
 
 
+#: Log4j 2 configuration of a driver started here (warnings and errors only)
+QUIET_LOG4J = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2-quiet.properties")
+#: PySpark's import-time warning about the pandas version, printed in every task log
+PANDAS_WARNING = "ignore:PySpark does not yet fully support pandas:FutureWarning"
+
+
+def quiet_driver_env(master: str | None, *, deploy_mode: str | None = None, conf: Mapping[str, str] | None = None,
+                     env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Environment entries that keep the startup of a driver started here (local master or client
+    deploy mode; nothing otherwise) out of the task log: ``SPARK_SUBMIT_OPTS`` points Log4j 2 at
+    ``log4j2-quiet.properties`` (warnings and errors from the JVM's first line; Spark's default
+    profile logs ~30 INFO lines before ``spark.log.level`` applies) unless a Log4j configuration is
+    given (``SPARK_SUBMIT_OPTS``, ``spark.driver.extraJavaOptions``, ``$SPARK_CONF_DIR/log4j2.properties``);
+    ``PYTHONWARNINGS`` hides PySpark's pandas-version ``FutureWarning`` unless set."""
+    env = os.environ if env is None else env
+    conf = {**spark_defaults(env), **dict(conf or {})}
+    if not is_local_master(master) and (deploy_mode or conf.get("spark.submit.deployMode") or "client") != "client":
+        return {}
+    out: dict[str, str] = {}
+    opts = env.get("SPARK_SUBMIT_OPTS", "")
+    conf_dir = env.get("SPARK_CONF_DIR")
+    configured = ("log4j2.configurationFile" in opts or "log4j2.configurationFile" in str(
+        conf.get("spark.driver.extraJavaOptions", "")) or (conf_dir and os.path.isfile(
+            os.path.join(conf_dir, "log4j2.properties"))))
+    if not configured and os.path.isfile(QUIET_LOG4J):
+        out["SPARK_SUBMIT_OPTS"] = f"{opts} -Dlog4j2.configurationFile=file:{QUIET_LOG4J}".strip()
+    if not env.get("PYTHONWARNINGS"):
+        out["PYTHONWARNINGS"] = PANDAS_WARNING
+    return out
+
+
 # ----------------------------------------------------------------------------- pack-env
 def dependency_pins(extras: tuple[str, ...] = ()) -> list[str]:
     """``name==version`` of every executor dependency, at the version installed here (the driver's)."""

@@ -15,9 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..contract import job_argv, read_result, unwrap
+from ..contract import SUMMARY_PREFIX, job_argv, read_result, unwrap
 from ..hudi.errors import HudiEtcError, InvalidInputError
-from .jobs import SUMMARY_PREFIX
 from .shipping import spark_defaults, submit_settings
 
 #: our defaults for every job, below the user's conf and spark-defaults.conf

@@ -1,13 +1,14 @@
 """Issue 16 §2/§3 without a JVM: table assets (URI scheme, registration), the asset event a
 completed compaction emits, the example consumer DAG reading it, the AssetWatcher trigger on a
 real table whose threshold advances, fail-fast in a DAG run, nothing heavy imported on the
-triggerer's event loop, ``[project.urls]``."""
+triggerer's event loop, ``[project.urls]`` and the provider description."""
 
 from __future__ import annotations
 
 import airflow_env  # noqa: F401  (configures Airflow before it is imported)
 
 import asyncio
+import json
 import subprocess
 import sys
 import tomllib
@@ -45,15 +46,24 @@ def test_asset_uris_are_normalized_by_the_registered_handler(tmp_path):
                 "hudi-etc+file:///t?x=1", "hudi-etc+file:///"):
         with pytest.raises(ValueError):
             table_path_of(bad)
-    a = table_asset(path="s3://lake/trips", name="trips_ro")
-    assert (a.uri, a.name, a.group) == ("hudi-etc+s3://lake/trips", "trips_ro", "hudi-etc")
+    a = table_asset(path="s3a://lake//trips/", name="hudi-etc+s3://lake/trips")
+    assert (a.uri, a.name, a.group) == ("hudi-etc+s3://lake/trips", "hudi-etc+s3://lake/trips", "hudi-etc")
+    with pytest.raises(ValueError, match="one identity per table"):
+        table_asset(path="s3://lake/trips", name="trips_ro")  # a second name would be a second asset
 
 
 def test_project_urls_documentation_and_changelog():
+    """No link to a page that does not exist (issue 24 §7: the package is not on PyPI); the
+    provider's description survives ``airflow providers list`` (no ``<...>`` placeholder)."""
     repo = REPO
-    urls = tomllib.loads((repo / "pyproject.toml").read_text())["project"]["urls"]
-    assert urls["Documentation"].startswith("https://")
+    project = tomllib.loads((repo / "pyproject.toml").read_text())["project"]
+    assert "pypi.org" not in json.dumps(project.get("urls", {}))
     assert (repo / "CHANGELOG.md").read_text().startswith("# Changelog")
+    from airflow.providers_manager import ProvidersManager
+
+    description = ProvidersManager().providers["airflow-hudi-etc"].data["description"]
+    assert "<" not in description and ">" not in description
+    assert "hudi-etc+s3://bucket/table" in description
 
 
 # ------------------------------------------------------------------------------ the watcher trigger
@@ -220,6 +230,46 @@ def test_completed_compaction_emits_an_asset_event_the_consumer_dag_reads(table)
     report = airflow_env.xcom(dr, "execute")
     assert report["status"] == "nothing to execute" and "schedule planned nothing" in report["instant_source"]
     assert len(asset_events(uri)) == 2
+
+
+def test_one_asset_per_table_from_every_place_that_names_it(table):
+    """Issue 24 §3: the operator's outlet, an alias resolution and a consumer's watched asset of
+    the same table are one asset (name = URI): one row in the metadata DB, the producer's events
+    queue the consumer; the example consumer names its table the same way."""
+    from airflow.models.asset import AssetDagRunQueue, AssetModel
+    from airflow.sdk import DAG, AssetAlias, AssetWatcher, task
+    from airflow.utils.session import create_session
+
+    from airflow_hudi_etc.operators.compaction import ExecuteCompactionOperator
+
+    plan = schedule(str(table), data_latency=at.LATENCY, compaction_time=at.COMPACTION_TIME)
+    execute(str(table), instant=plan.instant)
+    uri = asset_uri(str(table))
+    start = pendulum.datetime(2026, 1, 1, tz="UTC")
+    watched = table_asset(path=str(table), watchers=[AssetWatcher(
+        name="hudi_etc_test_watch", trigger=EventTimeThresholdTrigger(table_path=str(table)))])
+    with DAG("hudi_etc_test_one_consumer", schedule=watched, start_date=start) as consumer:
+        task(lambda: None, task_id="use")()
+    with DAG("hudi_etc_test_one_producer", schedule=None, start_date=start) as producer:
+        ExecuteCompactionOperator(task_id="execute", table_path=str(table), instant=plan.instant,
+                                  conn_id="hudi_etc_no_such_spark_connection",
+                                  outlets=[table_asset(path=str(table)), AssetAlias("hudi_etc_test_one_alias")])
+    airflow_env.register(consumer)
+    airflow_env.register(producer)
+    from airflow.models.dag import DagModel
+
+    with create_session() as s:  # a paused DAG is not queued
+        s.query(DagModel).filter(DagModel.dag_id == consumer.dag_id).update({"is_paused": False})
+    assert str(producer.test().state) == "success"
+    with create_session() as s:
+        rows = s.query(AssetModel).filter(AssetModel.uri == uri).all()
+        assert [(r.name, r.uri) for r in rows] == [(uri, uri)]
+        queued = s.query(AssetDagRunQueue).filter(AssetDagRunQueue.target_dag_id == consumer.dag_id).all()
+        assert [q.asset_id for q in queued] == [rows[0].id]
+    assert len(asset_events(uri)) == 2  # the outlet's and the alias's, on the one asset
+    example = airflow_env.example_dag("hudi_etc_ro_consumer")
+    demo = [a for a in example.timetable.asset_condition.objects if hasattr(a, "uri")]
+    assert [(a.name, a.uri) for a in demo] == [(a.uri, a.uri) for a in demo] and len(demo) == 1
 
 
 def test_an_outlet_of_another_table_is_refused_before_anything_runs(table, tmp_path):

@@ -120,6 +120,9 @@ def test_alerting_then_nightly_then_backfill(tmp_path, monkeypatch):
         "updated", at.THRESHOLD_MS, at.THRESHOLD_ISO, instant)
     assert sorted(sync["registered"]) == ["trips_ro", "trips_rt"]
     assert (metastore / "metastore_db").is_dir() and (metastore / "derby.log").is_file()
+    check = airflow_env.xcom(dr, "compaction.check")  # the last word: table and catalog hold the threshold
+    assert (check["threshold_ms"], check["catalog_threshold_ms"], check["promised_threshold_ms"]) == (
+        at.THRESHOLD_MS, at.THRESHOLD_MS, at.THRESHOLD_MS)
     # the asset event (through the alias, on the table's asset) carries the threshold ...
     uri = asset_uri(str(table))
     assert done["asset_events"] == [uri]
@@ -160,6 +163,8 @@ def test_alerting_then_nightly_then_backfill(tmp_path, monkeypatch):
     sched = airflow_env.xcom(dr, "compaction.schedule")
     assert (sched["instant"], sched["covered"], sched["spark_submitted"]) == (None, True, False)
     assert states(dr)["compaction.execute"] == "skipped"
+    check = airflow_env.xcom(dr, "compaction.check")  # covered: the view holds a later threshold
+    assert (check["threshold_ms"], check["promised_threshold_ms"]) == (at.THRESHOLD_MS, at.THRESHOLD_MS - 86_400_000)
     assert airflow_env.xcom(dr, "compaction.execute")["status"] == "nothing to execute"
     assert len(list((table / ".hoodie").glob("*.commit"))) == 1
     assert len(asset_events(uri)) == 1  # no new event

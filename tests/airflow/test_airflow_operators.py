@@ -233,6 +233,43 @@ def test_an_option_renamed_in_the_contract_fails_the_operators_argv(monkeypatch)
         parse_job_argv(["--result-file", "/r", "schedule", "--path", "/t", "--data-latency", "2h"])
 
 
+def test_spark_resource_arguments_are_first_class_and_templated(table, monkeypatch):
+    """Issue 24 §5: the arguments SparkSubmitOperator users know, and the connection ids, rendered
+    from params in a dag.test() run, reach the spark-submit command the provider's hook builds."""
+    from airflow.sdk import DAG
+
+    submitted = airflow_env.jobs_in_process(monkeypatch)
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_TEST_CLUSTER", '{"conn_type": "spark", "host": "local[1]"}')
+    plan = schedule(str(table), data_latency=at.LATENCY, compaction_time=at.COMPACTION_TIME)
+    params = {"instant": plan.instant, "mem": "3g", "n": "2", "conn": "spark_test_cluster", "hudi": "hudi_default"}
+    with DAG("hudi_etc_test_resources", schedule=None, start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+             params=params) as dag:
+        ExecuteCompactionOperator(
+            task_id="execute", table_path=str(table), instant="{{ params.instant }}", conn_id="{{ params.conn }}",
+            hudi_conn_id="{{ params.hudi }}", executor_memory="{{ params.mem }}", driver_memory="1g",
+            executor_cores="{{ params.n }}", num_executors="{{ params.n }}", total_executor_cores=4,
+            archives="env.tar.gz#environment", jars="a.jar", packages="org.x:y:1.0", name="{{ dag.dag_id }}-x",
+            deploy_mode="client", py_files="none", spark_submit_kwargs={"verbose": "{{ params.n == '2' }}"})
+    airflow_env.register(dag)
+    dr = dag.test()
+    assert str(dr.state) == "success"
+    [job] = submitted
+    cmd = job["cmd"]
+
+    def opt(flag):
+        return cmd[cmd.index(flag) + 1]
+
+    assert opt("--master") == "local[1]"  # the templated connection id
+    assert (opt("--executor-memory"), opt("--driver-memory"), opt("--executor-cores"), opt("--num-executors"),
+            opt("--total-executor-cores")) == ("3g", "1g", "2", "2", "4")
+    assert (opt("--archives"), opt("--jars"), opt("--packages"), opt("--name"), opt("--deploy-mode")) == (
+        "env.tar.gz#environment", "a.jar", "org.x:y:1.0", "hudi_etc_test_resources-x", "client")
+    assert "--verbose" in cmd
+    assert job["argv"][:3] == ["execute", "--path", str(table)]
+    with pytest.raises(InvalidInputError, match="num_executors 'many'"):
+        ExecuteCompactionOperator(task_id="e", table_path=str(table), num_executors="many").spark_submit_args()
+
+
 # ------------------------------------------------------------------------------ hook, provider, DAG files
 def test_hook_storage_options_from_a_hudi_connection_never_logged(table, monkeypatch, capfd):
     from airflow_hudi_etc.hooks.hudi import HudiTableHook, describe_storage_options
@@ -271,6 +308,27 @@ def test_hook_default_connection_may_be_absent_others_may_not(table):
         HudiTableHook("hudi_etc_no_such_connection").get_storage_options()
 
 
+def test_connection_test_button_reads_the_table(table, tmp_path, monkeypatch):
+    """Issue 24 §5: ``Connection.test_connection()`` (what the form's Test button runs) builds our
+    hook from the registered connection type and reads the table named in the extra."""
+    from airflow.models.connection import Connection
+
+    def conn(**extra):
+        c = Connection(conn_id="hudi_form", conn_type="hudi", extra=json.dumps(extra))
+        monkeypatch.setenv("AIRFLOW_CONN_HUDI_FORM", c.as_json())  # as the API server exposes the form's values
+        return c
+
+    ok, message = conn(table_path=str(table)).test_connection()
+    assert ok, message
+    assert message.startswith(f"read table 'trips' at {table}: ") and "last published threshold None" in message
+    ok, message = conn(table_path=str(tmp_path / "absent")).test_connection()
+    assert not ok and message.startswith("TableNotFoundError")
+    ok, message = conn(storage_options={"auto_mkdir": False}).test_connection()
+    assert not ok and "set the extra 'table_path'" in message
+    ok, message = conn(table_path=str(table), storage_options="not an object").test_connection()
+    assert not ok and message.startswith("InvalidInputError") and "storage_options" in message
+
+
 def test_provider_is_registered():
     from airflow.providers_manager import ProvidersManager
 
@@ -299,7 +357,7 @@ def test_example_dags_import_without_errors_and_start_safely():
         assert dag.start_date <= pendulum.now("UTC"), dag.dag_id
     nightly, alerting = bag.dags["hudi_etc_nightly"], bag.dags["hudi_etc_alerting"]
     assert [t.task_id for t in nightly.topological_sort()] == [
-        "compaction.wait", "compaction.schedule", "compaction.execute", "compaction.sync"]
+        "compaction.wait", "compaction.schedule", "compaction.execute", "compaction.sync", "compaction.check"]
     assert nightly.max_active_runs == 1
     wait, execute = nightly.get_task("compaction.wait"), nightly.get_task("compaction.execute")
     assert wait.mode == "reschedule" and wait.on_failure_callback  # its timeout alerts too
@@ -308,6 +366,11 @@ def test_example_dags_import_without_errors_and_start_safely():
     assert (execute.schedule_task_id, execute.run_oldest_pending) == ("compaction.schedule", False)
     assert execute.outlets == [AssetAlias("hudi_etc_ro_fresh")]
     assert nightly.get_task("compaction.sync").trigger_rule == "none_failed"
+    check = nightly.get_task("compaction.check")
+    assert (check.trigger_rule, check.sync_task_id, execute.adopt_pending_plan) == (
+        "none_failed", "compaction.sync", True)
+    # one run of the table at a time: every task in one pool (templated path: named by DAG and group)
+    assert {t.pool for t in nightly.tasks} == {"hudi_etc_hudi_etc_nightly.compaction"}
     for t in list(nightly.tasks) + list(alerting.tasks):
         if hasattr(t, "hudi_conn_id"):
             assert t.hudi_conn_id == "hudi_default", t.task_id
@@ -332,10 +395,14 @@ def test_task_group_factory_one_set_of_arguments():
         group = event_time_compaction(table_path="/t", data_latency="90m", group_id="etc", conf={"a": "b"},
                                       sensor_kwargs={"timeout": 60}, execute_kwargs={"retries": 3})
     assert group.group_id == "etc"
-    assert [t.task_id for t in dag.topological_sort()] == ["etc.wait", "etc.schedule", "etc.execute"]
-    wait, sched_, execute = (dag.get_task(f"etc.{n}") for n in ("wait", "schedule", "execute"))
-    assert wait.data_latency == sched_.data_latency == "90m"
-    assert {t.table_path for t in (wait, sched_, execute)} == {"/t"}
+    assert [t.task_id for t in dag.topological_sort()] == ["etc.wait", "etc.schedule", "etc.execute", "etc.check"]
+    wait, sched_, execute, check = (dag.get_task(f"etc.{n}") for n in ("wait", "schedule", "execute", "check"))
+    assert wait.data_latency == sched_.data_latency == check.data_latency == "90m"
+    assert {t.table_path for t in (wait, sched_, execute, check)} == {"/t"}
+    assert check.sync_task_id is None and check.trigger_rule == "none_failed"
+    assert (wait.mode, check.mode) == ("reschedule", "reschedule")  # no pool slot held while waiting
+    # the table's pool (shared by every DAG naming the table), later tasks first
+    assert {(t.pool, t.weight_rule) for t in dag.tasks} == {("hudi_etc_t_714c4189", "upstream")}
     assert (wait.timeout, execute.retries, execute.schedule_task_id) == (60, 3, "etc.schedule")
     assert sched_.conf == execute.conf == {"a": "b"}
 

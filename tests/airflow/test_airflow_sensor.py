@@ -278,7 +278,8 @@ def test_nightly_dag_alerts_on_its_own_sensor_timeout(table, tmp_path, monkeypat
     dr = dag.test(logical_date=pendulum.datetime(2026, 1, 2, tz="UTC"), run_conf={"table_path": str(table)})
     assert str(dr.state) == "failed"
     assert ti_states(dr) == {"compaction.wait": "failed", "compaction.schedule": "upstream_failed",
-                             "compaction.execute": "upstream_failed", "compaction.sync": "upstream_failed"}
+                             "compaction.execute": "upstream_failed", "compaction.sync": "upstream_failed",
+                             "compaction.check": "upstream_failed"}
     [a] = [json.loads(x) for x in alerts.read_text().splitlines()]
     assert (a["dag_id"], a["task_id"], a["exception_type"], a["state"]) == (
         "hudi_etc_nightly", "compaction.wait", "AirflowSensorTimeout", "failed")

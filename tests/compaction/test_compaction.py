@@ -46,7 +46,7 @@ def test_partial_compaction_keeps_snapshot_and_guarantees_ro(tmp_path, seed, ver
     # ordering values grow over time: with decreasing ones Hudi's own answers depend on when
     # compaction runs (see test_merge_rules), for stock compaction as much as for ours
     path, model = run_history(tmp_path, seed, partitioned=seed % 2 == 0, payload=payload, batches=6, monotone=True,
-                              table_version=version)
+                              table_version=version, exclusive_cleaner=link_mode == "symlink")
     history = random_history(seed, 6, monotone_ordering=True)
     before = snapshot_by_key(path)
     assert before == {k: {c: v[c] for c in DATA_COLS} for k, v in model.snapshot().items()}
@@ -130,7 +130,7 @@ def test_exact_split_ro_holds_exactly_the_records_up_to_the_threshold(tmp_path, 
     link_mode = "copy" if seed % 2 or version != 6 else "symlink"
     payload = "event-time-ordering" if seed % 3 == 2 else "overwrite-latest"
     path, model = run_history(tmp_path, seed, partitioned=seed % 2 == 1, payload=payload, batches=6, monotone=True,
-                              table_version=version)
+                              table_version=version, exclusive_cleaner=link_mode == "symlink")
     history = random_history(seed, 6, monotone_ordering=True)
     t0 = 1_700_000_000_000
     threshold = t0 + 2 * 3_600_000
@@ -172,7 +172,8 @@ def test_incremental_and_time_travel_do_not_count_carried_over_records(tmp_path,
     """Re-exposed logs (copies, links) and the split log hold old records: hudi-rs incremental
     reads across the compaction see nothing new, time travel before it sees the old slices,
     and our reader agrees with hudi-rs on both."""
-    path, model = run_history(tmp_path, 7, partitioned=True, batches=6, monotone=True)
+    path, model = run_history(tmp_path, 7, partitioned=True, batches=6, monotone=True,
+                              exclusive_cleaner=link_mode == "symlink")
     t0 = 1_700_000_000_000
     table = HudiTable.load(str(path))
     last_write = table.timeline.last_completed_write.timestamp

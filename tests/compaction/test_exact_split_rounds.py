@@ -36,7 +36,7 @@ def row(key, ts, et_h, note=""):
 def table(tmp_path, payload="overwrite-latest"):
     path = tmp_path / "t"
     init_table(str(path), table_name="t", record_key="key", precombine_field="ts", event_time_field="event_time",
-               payload=payload)
+               payload=payload, exclusive_cleaner=True)  # link modes are explicit here (symlink needs the promise)
     return path
 
 
@@ -97,21 +97,25 @@ def test_item5_exact_split_after_a_plain_compaction_without_logs(tmp_path):
 @pytest.mark.parametrize("link_mode", ["copy", "symlink"])
 @pytest.mark.parametrize("payload", ["overwrite-latest", "event-time-ordering"])
 def test_item5_several_exact_split_rounds_keep_the_latest_version_up_to_each_threshold(tmp_path, link_mode, payload):
+    _several_exact_split_rounds(tmp_path, link_mode, payload, rs)
+
+
+def _several_exact_split_rounds(tmp_path, link_mode, payload, read):
     path = table(tmp_path, payload)
     write(path, row("a", 1, 0), row("c", 1, 0))
     write(path, row("a", 2, 3), row("c", 2, 0))
     write(path, row("a", 3, 6), row("c", 3, 0))
     compact(path, 1, exact=True, link_mode=link_mode)
-    assert rs(path, ro=True) == {"a": 1, "c": 3}
+    assert read(path, ro=True) == {"a": 1, "c": 3}
     write(path, row("c", 4, 2))
     compact(path, 4, exact=True, link_mode=link_mode)
     # a@2 (event time 3h) is the latest version <= 4h; a@3 stays out of the base
-    assert rs(path, ro=True) == {"a": 2, "c": 4}
-    assert rs(path) == {"a": 3, "c": 4}
+    assert read(path, ro=True) == {"a": 2, "c": 4}
+    assert read(path) == {"a": 3, "c": 4}
     write(path, row("c", 5, 5))
     compact(path, 7, exact=True, link_mode=link_mode)
-    assert rs(path, ro=True) == {"a": 3, "c": 5}
-    assert rs(path) == {"a": 3, "c": 5}
+    assert read(path, ro=True) == {"a": 3, "c": 5}
+    assert read(path) == {"a": 3, "c": 5}
 
 
 def plan_logs(path, instant):
@@ -125,16 +129,20 @@ def test_item7_overwrite_latest_prefix_is_extended_so_no_key_flips(tmp_path, exa
     """Hudi 0.14 rules: a@9 then a@3 in two logs pre-combine to a@9; compacting only the first
     log would let a@3 replace the new base. The plan takes both logs. (hudi-rs 0.5.0 orders this
     payload by commit time, as Hudi 1.x: not the judge here; the fixed values are.)"""
+    _overwrite_latest_prefix_extended(tmp_path, exact, link_mode, ours)
+
+
+def _overwrite_latest_prefix_extended(tmp_path, exact, link_mode, read):
     path = table(tmp_path)
     write(path, row("a", 5, 0), row("b", 5, 0))
     write(path, row("a", 9, 0), row("b", 6, 0))  # log 1: qualifies (event time 0h)
     write(path, row("a", 3, 5), row("b", 7, 6))  # log 2: after the threshold, a falls back to 3
     write(path, row("b", 8, 7))  # log 3: no flip in it (b rises): it stays out
-    assert ours(path) == {"a": 9, "b": 8}
+    assert read(path) == {"a": 9, "b": 8}
     inst = compact(path, 2, exact=exact, link_mode=link_mode)
-    assert ours(path) == {"a": 9, "b": 8}  # execute left the snapshot as it was
+    assert read(path) == {"a": 9, "b": 8}  # execute left the snapshot as it was
     assert plan_logs(path, inst) == [(2, 1)]  # extended by log 2, not log 3
-    ro = ours(path, ro=True)
+    ro = read(path, ro=True)
     assert ro == ({"a": 9, "b": 6} if exact else {"a": 9, "b": 7})
 
 
@@ -165,3 +173,33 @@ def test_item7_event_time_ordering_flips_through_a_delete(tmp_path):
     inst = compact(path, 2, exact=True)
     assert ours(path) == {"a": 9, "b": 1}
     assert plan_logs(path, inst) == [(2, 0)]
+
+
+# ---------------------------------------------------------------- real Java Hudi as the judge
+def _java_reader(java):
+    def read(path, ro=False):
+        from java_checks import java_rows_by_key
+
+        return {k: r["ts"] for k, r in java_rows_by_key(java, path, ro=ro).items()}
+
+    return read
+
+
+#: the table version these histories use (6) is judged by Hudi 0.14 and 0.15, whose rules the fixed
+#: values follow (hudi-rs does not for item 7). CI: one configuration per line; the rest ``slow``
+@pytest.mark.java
+@pytest.mark.parametrize("line,link_mode,payload", [
+    pytest.param(line, lm, pl, marks=() if (line, lm, pl) in {("0.14", "copy", "event-time-ordering"),
+                                                             ("0.15", "symlink", "overwrite-latest")} else (pytest.mark.slow,))
+    for line in ("0.14", "0.15") for lm in ("copy", "symlink") for pl in ("overwrite-latest", "event-time-ordering")])
+def test_item5_several_exact_split_rounds_judged_by_java(java_hudi, tmp_path, line, link_mode, payload):
+    _several_exact_split_rounds(tmp_path, link_mode, payload, _java_reader(java_hudi(line)))
+
+
+@pytest.mark.java
+@pytest.mark.parametrize("line,exact,link_mode", [
+    pytest.param(line, ex, lm, marks=() if (line, ex, lm) in {("0.14", True, "symlink"), ("0.15", False, "copy")}
+                 else (pytest.mark.slow,))
+    for line in ("0.14", "0.15") for ex in (False, True) for lm in ("copy", "symlink")])
+def test_item7_overwrite_latest_prefix_judged_by_java(java_hudi, tmp_path, line, exact, link_mode):
+    _overwrite_latest_prefix_extended(tmp_path, exact, link_mode, _java_reader(java_hudi(line)))

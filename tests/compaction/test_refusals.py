@@ -264,6 +264,23 @@ def test_a_truncated_base_file_or_a_deleted_link_target_is_a_typed_read_error(tm
     assert e.value.code == "missing_data_file" and log.name in str(e.value)
 
 
+@pytest.mark.parametrize("damage", ["truncated", "footer"])
+@pytest.mark.parametrize("operation", ["upsert", "delete"])
+def test_a_write_over_a_damaged_base_file_is_a_typed_refusal(tmp_path, capsys, damage, operation):
+    """The latest base file truncated (or its footer overwritten): ``write`` (upsert, delete)
+    gives ``corrupt_data_file`` naming it, as ``read`` does, exit 2, and writes nothing."""
+    path = two_days(tmp_path)
+    base = next(path.glob("*.parquet"))
+    data = base.read_bytes()
+    base.write_bytes(data[: len(data) // 2] if damage == "truncated" else data[:-12] + b"\xff" * 12)
+    inp = tmp_path / "in.jsonl"
+    inp.write_text(json.dumps({"id": "a", "ts": 3, "et": T0, "v": 3}) + "\n")
+    before = snapshot(path)
+    rc, out = run_cli(capsys, "write", "--path", path, "--input", inp, "--operation", operation)
+    assert rc == 2 and out["error"]["code"] == "corrupt_data_file" and base.name in out["error"]["message"], out
+    assert snapshot(path) == before
+
+
 @pytest.mark.parametrize("output", ["missing-folder/o.parquet", "a-file/o.parquet", "."])
 def test_an_unwritable_output_is_refused_before_reading(tmp_path, capsys, output):
     path = two_days(tmp_path)

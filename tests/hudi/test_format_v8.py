@@ -34,7 +34,7 @@ from airflow_hudi_etc.hudi.properties import (
 )
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.timeline import Action, State, Timeline
+from airflow_hudi_etc.hudi.timeline import Action, State, Timeline, next_time_layout2
 from airflow_hudi_etc.hudi import timeline_v2 as tv2
 from paths import FIXTURES
 from oracle import hudi_rs_read, norm
@@ -257,9 +257,9 @@ def test_complete_instant_once_and_monotonic_time(tmp_path):
     import datetime as dt
 
     early = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)  # a clock behind the completion time
-    assert tv2.next_time_layout2(tl, now=early) == "20250101000000006"
+    assert next_time_layout2(tl, now=early) == "20250101000000006"
     mdt = Timeline(tv2.parse_layout2(["20250101000000001_20250101000000010.deltacommit"], "m"))
-    assert tv2.next_time_layout2(tl, mdt, now=early) == "20250101000000011"
+    assert next_time_layout2(tl, mdt, now=early) == "20250101000000011"
 
 
 def test_lsm_history_gives_completion_of_archived_instants(v9, tmp_path):

@@ -116,3 +116,31 @@ def asset_events(uri: str) -> list[dict]:
         rows = (s.query(AssetEvent).join(AssetModel, AssetEvent.asset_id == AssetModel.id)
                 .filter(AssetModel.uri == uri).order_by(AssetEvent.id).all())
         return [dict(r.extra or {}) for r in rows]
+
+
+def jobs_in_process(monkeypatch) -> list[dict]:
+    """The operators' Spark jobs run in this process, without a JVM: ``spark-submit jobs.py
+    --result-file F <command> <args>`` becomes the same command through the CLI's handlers (local
+    engine), its result (or error envelope) written to F as jobs.py writes it; a job error fails
+    the submit as spark-submit's exit status 2 does. Returns what was submitted: ``{"argv": the
+    job's argv, "cmd": the spark-submit command the provider's hook built}``."""
+    from airflow.sdk.exceptions import AirflowException
+
+    from airflow_hudi_etc.cli import run_command
+    from airflow_hudi_etc.contract import parse, split_job_argv, write_result
+    from airflow_hudi_etc.hudi.errors import HudiEtcError, error_envelope
+    from airflow_hudi_etc.operators.compaction import ProcessGroupSparkSubmitHook
+
+    submitted: list[dict] = []
+
+    def submit(self, application="", **kwargs):
+        result_file, argv = split_job_argv([str(x) for x in self._application_args])
+        submitted.append({"argv": argv, "cmd": self._build_spark_submit_command(application)})
+        try:
+            write_result(result_file, run_command(parse(argv), argv))
+        except HudiEtcError as e:
+            write_result(result_file, error_envelope(e))
+            raise AirflowException("Cannot execute: (in-process job). Error code is: 2.") from e
+
+    monkeypatch.setattr(ProcessGroupSparkSubmitHook, "submit", submit)
+    return submitted

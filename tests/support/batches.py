@@ -66,11 +66,12 @@ def _check_event_time_stats(path, instant, rows_by_key):
 
 
 def run_history(tmp_path, seed, *, partitioned=True, payload="overwrite-latest", engine=None, batches=6, monotone=None,
-                table_version=6):
+                table_version=6, exclusive_cleaner=False):
+    """``exclusive_cleaner``: the table promises no Java cleaner runs (link mode symlink needs it)."""
     path = tmp_path / f"h{seed}"
     init_table(str(path), table_name=f"h{seed}", record_key="key", precombine_field="ts",
                event_time_field="event_time", partition_field="region" if partitioned else None, payload=payload,
-               table_version=table_version)
+               table_version=table_version, exclusive_cleaner=exclusive_cleaner)
     model = TableModel("ts", event_time_ordering=payload == "event-time-ordering")
     monotone = payload == "overwrite-latest" if monotone is None else monotone
     for op, rows in random_history(seed, batches, monotone_ordering=monotone):

@@ -13,7 +13,8 @@ H = 3_600_000
 
 def two_compactions(tmp_path, seed, link_mode):
     """A history, a partial compaction, two more batches, a second partial compaction."""
-    path, model = run_history(tmp_path, seed, partitioned=False, batches=6, monotone=True)
+    path, model = run_history(tmp_path, seed, partitioned=False, batches=6, monotone=True,
+                              exclusive_cleaner=link_mode == "symlink")
     r1 = schedule(str(path), data_latency="1h", compaction_time=iso(T0 + 3 * H), link_mode=link_mode)
     assert r1.instant, r1.reason
     execute(str(path))

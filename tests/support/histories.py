@@ -214,6 +214,11 @@ class HistoryConfig:
     exact_share: float = 0.45
     #: 6 (Hudi 0.14 rules) or 8/9 (Hudi 1.x: overwrite-latest is COMMIT_TIME_ORDERING; copies only)
     table_version: int = 6
+    #: the Java writers' zone: UTC (the table says so) or a zone recorded with ``configure`` on a
+    #: LOCAL table; instants are that zone's wall-clock times
+    timeline_zone: str = "UTC"
+    #: partition values (``region``) drawn from the whole Unicode range (else a, b, c)
+    unicode_regions: bool = False
 
     @classmethod
     def for_seed(cls, seed: int, rounds: int = 20, table_version: int = 6) -> "HistoryConfig":
@@ -221,7 +226,9 @@ class HistoryConfig:
         link = ("copy", "symlink")[(seed // 2) % 2] if table_version == 6 else "copy"
         return cls(seed=seed, rounds=rounds, payload=("overwrite-latest", "event-time-ordering")[seed % 2],
                    link_mode=link, partitioned=rng.random() < 0.4,
-                   rising=(seed // 4) % 3 == 0, table_version=table_version)
+                   rising=(seed // 4) % 3 == 0, table_version=table_version,
+                   timeline_zone=TIMELINE_ZONES[(seed // 3) % len(TIMELINE_ZONES)],
+                   unicode_regions=(seed // 5) % 3 != 0)
 
     @property
     def commit_time_ordering(self) -> bool:
@@ -252,12 +259,39 @@ class Step:
     write_while_pending: list | None = None
 
 
+#: timeline zones of the histories: east and west of UTC, half-hour and 45-minute offsets, DST
+TIMELINE_ZONES = ("UTC", "Asia/Tokyo", "America/Los_Angeles", "Europe/Paris", "Asia/Kolkata", "Pacific/Chatham")
+#: characters no partition value may hold (README: control characters, separators)
+_NOT_IN_VALUES = {*map(chr, range(0x20)), "\x7f", "/", "\\"}
+
+
+def unicode_region_names(seed: int, n: int = 3) -> tuple[str, ...]:
+    """``n`` distinct partition values of 1-4 characters from the whole Unicode range (BMP,
+    astral planes, private use, non-characters), none hidden (leading '.') nor '.'/'..'."""
+    rng = random.Random(seed * 104729 + 7)
+    out: list[str] = []
+    while len(out) < n:
+        chars = []
+        for _ in range(rng.randint(1, 4)):
+            plane = rng.random()
+            hi = 0x7F if plane < 0.2 else 0xFFFF if plane < 0.7 else 0x10FFFF
+            c = chr(rng.randint(0x20, hi))
+            if c in _NOT_IN_VALUES or 0xD800 <= ord(c) < 0xE000:
+                continue
+            chars.append(c)
+        v = "".join(chars)
+        if v and not v.startswith(".") and v not in out:
+            out.append(v)
+    return tuple(out)
+
+
 def generate(cfg: HistoryConfig) -> list[list[Step]]:
     """Per round: writes of late data (updates, inserts, deletes, re-inserts), then a compaction
     (plain or exact split, sometimes with a write while its plan is pending), a clean every few
     rounds. Deterministic per config."""
     rng = random.Random(cfg.seed)
-    regions = ("a", "b", "c") if cfg.partitioned else ("a",)
+    regions = ((unicode_region_names(cfg.seed) if cfg.unicode_regions else ("a", "b", "c")) if cfg.partitioned
+               else ("a",))
     known: list[str] = []
     deleted: set[str] = set()
     next_key = 0

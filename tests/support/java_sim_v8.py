@@ -53,8 +53,8 @@ from airflow_hudi_etc.hudi.properties import dumps, loads, new_table_properties_
 from airflow_hudi_etc.hudi.schema import FILE_NAME, avro_schema_from_arrow, with_meta_fields
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table import HudiTable, SliceReadSpec
-from airflow_hudi_etc.hudi.timeline import Action, Instant, State, Timeline
-from airflow_hudi_etc.hudi.timeline_v2 import complete_instant, next_time_layout2, parse_layout2
+from airflow_hudi_etc.hudi.timeline import Action, Instant, State, Timeline, next_time_layout2
+from airflow_hudi_etc.hudi.timeline_v2 import complete_instant, parse_layout2
 from airflow_hudi_etc.hudi.writer import WriteUnit, _ensure_partition_metadata, _ipc, prepare_batch, write_unit
 from java_sim import delete_marker_dir, mark, marked_files, reconcile_against_markers
 

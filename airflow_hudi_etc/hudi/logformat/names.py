@@ -42,12 +42,21 @@ class LogFileName:
         )
 
 
+def is_checksum_file(name: str) -> bool:
+    """Hadoop's checksum file of a log file (``..<log name>.crc``), which Java's writers leave
+    next to every file on local storage; Hadoop's file system hides them from Java's listings
+    (``ChecksumFileSystem.isChecksumFile``), and no file id starts with a dot: never a log file."""
+    return name[:2] == ".." and name.endswith(".crc")
+
+
 def parse_log_file_name(name: str) -> LogFileName | None:
     """The parts of a log file name, or None when Hudi would not take it for one.
 
     ``name`` is a file name, not a path. Matching follows Java (see ``_LOG_FILE_RE``): a name
-    without a write token parses with ``write_token=None``.
+    without a write token parses with ``write_token=None``; a checksum file is none.
     """
+    if is_checksum_file(name):
+        return None
     m = _LOG_FILE_RE.match(name)
     if m is None:
         return None

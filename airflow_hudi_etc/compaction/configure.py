@@ -1,0 +1,83 @@
+"""``hudi-etc configure``: record a decision about the table once, in its own ``hoodie.properties``
+(the ``hoodie.etc.*`` keys of :data:`~airflow_hudi_etc.hudi.etc_metadata.TABLE_SETTINGS`), so that
+every later command, wherever it runs (CLI, API, Airflow workers, Spark drivers and executors),
+reads it from the table instead of from a variable set in every shell.
+
+Each value is normalized, then checked against the table where the table allows it (for the
+timeline zone: the instants already on the timeline, read in that zone, may not lie in the future;
+a table whose ``hoodie.table.timeline.timezone`` is UTC takes only UTC). A refusal writes nothing;
+the same values again write nothing (``unchanged``); the properties are rewritten as Hudi does
+(backup, replace, verify: :func:`~airflow_hudi_etc.hudi.coexistence.update_table_properties`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any, Callable, Mapping
+
+from ..hudi.coexistence import K_TIMEZONE, timeline_zone_source, update_table_properties, zone_named
+from ..hudi.errors import InvalidInputError
+from ..hudi.etc_metadata import TABLE_SETTINGS
+from ..hudi.properties import load_table_config
+from ..hudi.storage import Storage
+from ..hudi.table import HudiTable
+from ..hudi.timeline import parse_instant_time
+from .times import max_clock_skew
+
+
+def _check_timeline_zone(table: HudiTable, name: str, now: _dt.datetime) -> None:
+    """The zone must be the one the table's instants were made in, as far as they tell: UTC for
+    a table that says UTC; else no instant (requested or completion time) may lie in the future
+    when read in it (a zone west of the writers' puts their latest instants ahead of the clock)."""
+    declared = (table.config.raw.get(K_TIMEZONE) or "LOCAL").strip()
+    if declared.upper() == "UTC" and name != "UTC":
+        raise InvalidInputError(f"the table's {K_TIMEZONE} is UTC: its instants are UTC times, whatever the JVM's "
+                                f"zone; {name!r} would be wrong")
+    latest = table.timeline.latest_time
+    if latest is None:
+        return
+    at = parse_instant_time(latest, zone_named(name, "timeline zone"))
+    skew = max_clock_skew()
+    if at > now + skew:
+        raise InvalidInputError(
+            f"timeline zone {name}: the latest instant on the timeline, {latest}, would be "
+            f"{at.astimezone(_dt.timezone.utc).isoformat(timespec='seconds')}, "
+            f"{at - now} ahead of now (allowed clock skew {skew}): the table's writers do not run in {name} "
+            f"(their zone is further east)")
+
+
+#: setting name → check(table, normalized value, now); raises a typed error to refuse
+CHECKS: dict[str, Callable[[HudiTable, str, _dt.datetime], None]] = {
+    "timeline_zone": _check_timeline_zone,
+}
+
+
+def configure(path: str | Storage, *, storage_options: Mapping[str, Any] | None = None,
+              now: _dt.datetime | None = None, **settings: Any) -> dict:
+    """Record ``settings`` (names of :data:`TABLE_SETTINGS`; None values are left out) in the
+    table's properties. Returns ``{status: configured|unchanged, settings: {name: value}, before:
+    {name: value or None}}``: every recorded setting after the command, and before."""
+    unknown = sorted(set(settings) - set(TABLE_SETTINGS))
+    if unknown:
+        raise InvalidInputError(f"configure: no setting(s) {unknown}; known: {sorted(TABLE_SETTINGS)}")
+    given = {k: v for k, v in settings.items() if v is not None}
+    if not given:
+        raise InvalidInputError(f"configure: give at least one setting ({', '.join(sorted(TABLE_SETTINGS))})")
+    storage = path if isinstance(path, Storage) else Storage(path, dict(storage_options or {}))
+    table = HudiTable.load(storage)  # typed refusals: no table, an unsupported version...
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    values = {k: TABLE_SETTINGS[k].normalize(v) for k, v in given.items()}
+    for k, v in values.items():
+        check = CHECKS.get(k)
+        if check is not None:
+            check(table, v, now)
+    raw = table.config.raw
+    before = {k: raw.get(s.key) for k, s in TABLE_SETTINGS.items()}
+    updates = {TABLE_SETTINGS[k].key: v for k, v in values.items() if raw.get(TABLE_SETTINGS[k].key) != v}
+    if updates:
+        update_table_properties(storage, updates)
+    zone, source = timeline_zone_source(load_table_config(storage))
+    return {"status": "configured" if updates else "unchanged", "before": before,
+            "settings": {**before, **values},
+            # what the commands use now: $HUDI_ETC_TIMELINE_TIMEZONE, when set, wins over the record
+            "timeline_zone_in_use": None if zone is None else str(zone), "timeline_zone_source": source}

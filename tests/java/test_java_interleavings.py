@@ -1,0 +1,82 @@
+"""Seeded random interleavings of real Java Hudi operations with ours, judged after every step
+by Java's snapshot and RO reads, hudi-rs, our reader and the model (issue 21 item 4; issue 22's
+"every crash point of ours and archival after every Java commit"). The runner and what it
+checks: tests/support/java_interleave.py.
+
+CI: 3 seeds x 12 steps per Hudi line (v6: 0.14 and 0.15; v8: 1.0; v9: 1.1); behind ``slow``:
+100 seeds x 16 steps per line. A failure names the seed, the line and every step taken.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from java_hudi import VERSION_LINES
+from java_interleave import JavaWorld
+
+pytestmark = pytest.mark.java
+
+CI_SEEDS, CI_STEPS = range(3), 12
+SLOW_SEEDS, SLOW_STEPS = range(100, 200), 16
+
+
+def _run(java_hudi, tmp_path, version, line, seed, steps, killed_writes):
+    w = JavaWorld(tmp_path, java_hudi(line), seed, version, killed_writes=killed_writes)
+    figures = w.run(steps)
+    out = os.environ.get("HUDI_ETC_JAVA_STEPS")
+    if out:  # per-step cost figures, for sizing the CI share
+        with open(out, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"line": line, "version": version, "seed": seed, **figures}) + "\n")
+    return figures
+
+
+#: open, reported by javajudge: after our exact split (executed by us), an unschedule and Java
+#: upserts, Java 1.1 reads key k0015 twice (a log-only key of the split log and a new file group
+#: Java made for it); found by the final judge of seed 0 on v9
+OPEN = {("1.1", 0): "javajudge: Java 1.1 reads k0015 twice after our exact split and Java upserts (v9 seed 0)"}
+
+
+def _params(seeds):
+    return [pytest.param(v, line, s, id=f"v{v}-hudi{line}-s{s}",
+                         marks=[pytest.mark.xfail(strict=True, reason=OPEN[(line, s)])] if (line, s) in OPEN else [])
+            for v, line in VERSION_LINES for s in seeds]
+
+
+@pytest.mark.parametrize("version,line,seed", _params(CI_SEEDS))
+def test_real_java_interleaving(java_hudi, tmp_path, version, line, seed):
+    # a SIGKILLed Java write starts a JVM of its own (~25 s here): in CI one seed per line has it
+    _run(java_hudi, tmp_path, version, line, seed, CI_STEPS, killed_writes=1 if seed == 0 else 0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version,line,seed", _params(SLOW_SEEDS))
+def test_real_java_interleaving_slow(java_hudi, tmp_path, version, line, seed):
+    _run(java_hudi, tmp_path, version, line, seed, SLOW_STEPS, killed_writes=1)
+
+
+_REWRITES = pytest.mark.xfail(strict=True, reason="new finding (javajudge): Hudi 0.14/0.15/1.0's CREATE TABLE over "
+                              "an existing location rewrites hoodie.properties with the keys it knows only; not fixed yet")
+
+
+@pytest.mark.parametrize("version,line", [pytest.param(v, line, marks=() if line == "1.1" else (_REWRITES,),
+                                                       id=f"v{v}-hudi{line}") for v, line in VERSION_LINES])
+def test_catalog_registration_keeps_our_properties(java_hudi, tmp_path, version, line):
+    """Found by the interleavings: Spark SQL's ``CREATE TABLE ... USING hudi LOCATION`` over our
+    table (how a catalog registers it; Java's ``CALL run_clean(table => ...)`` needs one) rewrites
+    hoodie.properties with only the keys Hudi's table config knows: the event-time field (ours
+    and the payload's) goes, and an exact split is then refused ("exact split needs an
+    event-time field"). Hudi 1.1 keeps them."""
+    from airflow_hudi_etc.hudi.table import HudiTable
+    from java_checks import new_table, row
+
+    t = new_table(tmp_path, version)
+    t.write([row("k1", 1, 10, 1)])
+    before = (tmp_path / "t" / ".hoodie" / "hoodie.properties").read_text()
+    java_hudi(line).run_clean(t.path, retain_commits=1)
+    after = (tmp_path / "t" / ".hoodie" / "hoodie.properties").read_text()
+    keys = {ln.split("=", 1)[0] for ln in after.splitlines() if "=" in ln and not ln.startswith("#")}
+    lost = sorted({ln.split("=", 1)[0] for ln in before.splitlines() if "=" in ln and not ln.startswith("#")} - keys)
+    assert HudiTable.load(str(t.path)).config.event_time_field == "event_time", f"hoodie.properties lost {lost}"
