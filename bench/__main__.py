@@ -33,22 +33,26 @@ class Config:
     p1_rows: int
     p2_groups: int
     p2_scan_groups: int
+    p2_java_groups: int
+    p2_java_records: int
+    s3_copies: int
     p3_instants: int
     p5_rows: int
     spark_rows: tuple[int, int, int]
     p7_rows: int
     p7_reps: int
     p7_lines: tuple[str, ...]
+    spark: bool = True
 
 
-FULL = dict(reps=3, p1_rows=1_000_000, p2_groups=10_000, p2_scan_groups=1_000, p3_instants=10_000,
-            p5_rows=200_000, spark_rows=(1_000, 200_000, 1_000_000),
+FULL = dict(reps=3, p1_rows=1_000_000, p2_groups=10_000, p2_scan_groups=1_000, p2_java_groups=100, p2_java_records=2_000,
+            s3_copies=400, p3_instants=10_000, p5_rows=200_000, spark_rows=(1_000, 200_000, 1_000_000),
             p7_rows=1_000_000, p7_reps=2, p7_lines=("0.15", "0.14", "1.0"))
-SMOKE = dict(reps=1, p1_rows=20_000, p2_groups=200, p2_scan_groups=50, p3_instants=300,
-             p5_rows=5_000, spark_rows=(500, 2_000, 8_000), p7_rows=4_000, p7_reps=1, p7_lines=("0.15",))
+SMOKE = dict(reps=1, p1_rows=20_000, p2_groups=200, p2_scan_groups=50, p2_java_groups=4, p2_java_records=50, s3_copies=20,
+             p3_instants=300, p5_rows=5_000, spark_rows=(500, 2_000, 8_000), p7_rows=4_000, p7_reps=1, p7_lines=("0.15",))
 
-ALL = ("P1", "P2", "P3", "P4", "P5", "P6", "P7", "Spark", "Cluster")
-RUN = {"P1": F.p1_merge_kernel, "P2": F.p2_planning, "P3": F.p3_readiness, "P4": F.p4_reads,
+ALL = ("P1", "P2", "P2j", "S3", "P3", "P4", "P5", "P6", "P7", "Spark", "Cluster")
+RUN = {"P1": F.p1_merge_kernel, "P2": F.p2_planning, "P2j": F.p2_without_stats, "S3": F.s3_copies, "P3": F.p3_readiness, "P4": F.p4_reads,
        "P5": F.p5_write_amplification, "P6": F.p6_memory, "Spark": F.spark_end_to_end,
        "Cluster": F.cluster_vs_local, "P7": p7_peer}
 
@@ -72,7 +76,7 @@ def main(argv=None) -> int:
         else:
             a.data_dir = os.path.join(HERE, ".data")
     os.makedirs(a.data_dir, exist_ok=True)
-    cfg = Config(data_dir=a.data_dir, **(SMOKE if a.smoke else FULL))
+    cfg = Config(data_dir=a.data_dir, **(SMOKE if a.smoke else FULL), spark=not a.no_spark)
     if a.java_lines:
         cfg.p7_lines = tuple(x.strip() for x in a.java_lines.split(","))
         unknown = [x for x in cfg.p7_lines if x not in JAVA_LINES]

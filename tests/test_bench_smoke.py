@@ -13,7 +13,7 @@ import pytest
 
 from paths import REPO
 
-FIGURES = ("P1", "P2", "P3", "P4", "P5", "P6")
+FIGURES = ("P1", "P2", "P2j", "S3", "P3", "P4", "P5", "P6")
 
 
 def _run(tmp_path: Path, *extra: str, env: dict | None = None) -> dict:

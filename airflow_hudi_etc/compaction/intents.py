@@ -49,8 +49,9 @@ class Intent:
         return intent_path(self.instant)
 
     def to_bytes(self) -> bytes:
-        return json.dumps({"instant": self.instant, "command": self.command,
-                           "files": [list(f) for f in self.files]}, indent=1).encode()
+        # compact and without indent: json's C encoder (a plan re-exposes tens of thousands of logs)
+        return json.dumps({"instant": self.instant, "command": self.command, "files": self.files},
+                          separators=(",", ":")).encode()
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "Intent":

@@ -180,7 +180,7 @@ def plan_link_files(plan: CompactionPlan) -> list[tuple[str, str | None]]:
 
 
 def create_links(storage: Storage, plan: CompactionPlan, mode: str, *, missing_only: bool = False,
-                 workers: int | None = None) -> list[str]:
+                 workers: int | None = None, files=None) -> list[str]:
     """Create the plan's re-exposed logs in slice C (copies, or symlinks straight to the real
     file) and, for an exact split, an empty placeholder holding version 1 (the split log's, written
     at execution). Returns what was created; a name that exists is a conflict (unless
@@ -191,8 +191,15 @@ def create_links(storage: Storage, plan: CompactionPlan, mode: str, *, missing_o
     in the calling thread once per file made, as each completes. On an error the files not
     started are dropped, the ones in flight awaited, and every file made is removed; a crash
     (``os._exit``) leaves them, as one at a time would, as orphans that ``validate`` reports and
-    a later schedule removes (and in-flight temp files, which writers and execute remove)."""
-    items = list(plan_link_files(plan))
+    a later schedule removes (and in-flight temp files, which writers and execute remove).
+
+    ``files``: :func:`plan_link_files` of the plan, when the caller has them. ``missing_only``
+    lists each folder once and makes only the names it lacks (no request per file)."""
+    items = list(plan_link_files(plan) if files is None else files)
+    if missing_only:
+        items = _not_listed(storage, items)
+        if not items:
+            return []
 
     def make(link: str, target: str | None) -> str | None:
         if missing_only and storage.exists(link):
@@ -223,27 +230,72 @@ def _make_links(storage: Storage, items, make, n: int) -> list[str]:
             raise
         return made
     import contextvars
+    import threading
     from concurrent.futures import ThreadPoolExecutor, as_completed, wait
 
+    # the files go to the threads in chunks (a future, its lock and condition per file cost more
+    # than a local copy); a chunk stops at its first error, and at once once another chunk failed
+    stop = threading.Event()
+
+    def run(chunk) -> tuple[list[str], BaseException | None]:
+        done: list[str] = []
+        try:
+            for link, target in chunk:
+                if stop.is_set():
+                    break
+                if make(link, target) is not None:
+                    done.append(link)
+        except BaseException as e:  # noqa: BLE001 - handed to the calling thread with what was made
+            stop.set()
+            return done, e
+        return done, None
+
+    size = max(1, min(_LINK_CHUNK, -(-len(items) // (4 * n))))
+    chunks = [items[i:i + size] for i in range(0, len(items), size)]
     with ThreadPoolExecutor(n, thread_name_prefix="hudi-etc-link") as pool:
         # each task runs in a copy of this context (temp-file owner and the like)
-        futures = [pool.submit(contextvars.copy_context().run, make, link, target) for link, target in items]
+        futures = [pool.submit(contextvars.copy_context().run, run, c) for c in chunks]
+        seen: set = set()
         try:
             for f in as_completed(futures):
-                got = f.result()
-                if got is not None:
-                    made.append(got)
+                seen.add(f)
+                got, err = f.result()
+                for link in got:
+                    made.append(link)
                     crashpoint("schedule.after-link")
+                if err is not None:
+                    raise err
         except BaseException:
+            stop.set()
             for f in futures:
                 f.cancel()
             wait(futures)
-            done = set(made)
-            made += [r for f in futures if f.done() and not f.cancelled() and f.exception() is None
-                     and (r := f.result()) is not None and r not in done]
+            made += [link for f in futures if f not in seen and f.done() and not f.cancelled()
+                     for link in f.result()[0]]
             delete_all(storage, made)
             raise
     return made
+
+
+def _not_listed(storage: Storage, items):
+    """The (path, target) pairs whose path its folder's listing lacks (one listing per folder)."""
+    listed: dict[str, set[str]] = {}
+    out = []
+    for link, target in items:
+        d, _, name = link.rpartition("/")
+        names = listed.get(d)
+        if names is None:
+            try:
+                names = listed[d] = set(storage.list_entry_names(d))
+            except FileNotFoundError:
+                names = listed[d] = set()
+        if name not in names:
+            out.append((link, target))
+    return out
+
+
+#: at most this many files per task of the pool that makes a plan's re-exposed logs
+_LINK_CHUNK = 64
 
 
 #: environment variable: the number of threads that make a plan's re-exposed logs

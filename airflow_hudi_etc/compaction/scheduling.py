@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 
 import datetime as _dt
+import functools
 import gc
 import json
 import os
@@ -22,7 +23,7 @@ import re
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import pyarrow.compute as pc
 
@@ -243,7 +244,7 @@ def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode:
         except InstantExistsError as e:
             return f"conflict: {e}"
         try:
-            out = _publish_files(storage, planned_on, plan, mode)
+            out = _publish_files(storage, planned_on, plan, mode, files)
         except BaseException:
             if not any(i.action is Action.COMPACTION for i in Timeline.load(storage).get(instant)):
                 _, kept = intents.remove_copies(storage, files)
@@ -255,7 +256,8 @@ def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode:
         return out
 
 
-def _publish_files(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode: str) -> str | None:
+def _publish_files(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode: str,
+                   files=None) -> str | None:
     """Make the plan's re-exposed logs, then publish the plan (``.aux`` copy, then the requested
     instant) unless another scheduler or a write raced this one: the conflict's reason (None:
     published). A conflict leaves nothing behind."""
@@ -268,7 +270,7 @@ def _publish_files(storage: Storage, planned_on: Timeline, plan: CompactionPlan,
     # the plan is published slice C is on no timeline: no reader sees these files.
     crashpoint("schedule.before-links")
     try:
-        made = create_links(storage, plan, mode)
+        made = create_links(storage, plan, mode, files=files)
     except InstantExistsError as e:
         return f"conflict: {e}"
     crashpoint("schedule.before-plan")
@@ -301,7 +303,7 @@ def _publish_files(storage: Storage, planned_on: Timeline, plan: CompactionPlan,
         racing = ([t for t in _new_writes(planned_on, now) if t <= instant]
                   if layout.layout_of(planned_on) == 2 else [])
         if not others and not racing:
-            create_links(storage, plan, mode, missing_only=True)  # one removed meanwhile is made again
+            create_links(storage, plan, mode, missing_only=True, files=files)  # one removed meanwhile is made again
             return None
         storage.delete(req.path())
         conflict = (f"conflict: compaction {others[0]} was scheduled concurrently" if others else
@@ -433,8 +435,9 @@ def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool
     flips_possible = isinstance(strat, EventTimeStrategy) and bool(table.config.precombine_field)
     eto = table.config.event_time_ordering
     index = LogIndex(storage, et_field, table.config.precombine_field)
-    # ordering facts come with every scan (the same read), so an index entry always has them
-    scanner = LogScanner.of(table, et_field, ordering=True)
+    # ordering facts come with every scan (the same read), so an index entry always has them;
+    # made when a log is first scanned (it needs the table's schema: the latest commit decoded)
+    scanner = functools.cache(lambda: LogScanner.of(table, et_field, ordering=True))
     _complete_ranges(ranges, [lg for s in slices for lg in s.log_files if ranges.get(lg.path) is None],
                      index, size_of, scanner, engine)
     get_range = ranges.get
@@ -480,11 +483,12 @@ def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool
     return ops, sources
 
 
-def _complete_ranges(ranges: dict, logs, index: LogIndex, size_of, scanner: LogScanner, engine, *,
+def _complete_ranges(ranges: dict, logs, index: LogIndex, size_of, scanner: Callable[[], LogScanner], engine, *,
                      ordering_only: bool = False) -> None:
     """Event ranges (with ordering facts when ``scanner`` reads them) of ``logs`` into ``ranges``:
     from the event-time index when it has an entry for the file at its present size, else
-    scanned (on ``engine`` when given) and recorded in the index. ``ordering_only``: the logs
+    scanned (on ``engine`` when given; ``scanner()`` gives the scanner) and recorded in the
+    index. ``ordering_only``: the logs
     have event ranges from write stats; only their ordering facts are added."""
     todo = []
     for lg in logs:
@@ -497,6 +501,7 @@ def _complete_ranges(ranges: dict, logs, index: LogIndex, size_of, scanner: LogS
     if not todo:
         return
     paths = [p for p, _ in todo]
+    scanner = scanner()
     found = engine.map(scanner, paths) if engine is not None and len(paths) > 1 else [scanner(p) for p in paths]
     for (p, size), r in zip(todo, found):
         index.put(p, size, r)

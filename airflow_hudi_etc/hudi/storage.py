@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import errno
 import os
 import posixpath
 import stat as _stat
@@ -74,6 +75,15 @@ _TMP_SUFFIX = ".tmp"
 #: the instant of the operation making temp files (see :func:`temp_owner`): in their names, so
 #: that a later run can tell a dead operation's leftovers from a live one's files in progress
 _TEMP_OWNER: contextvars.ContextVar[str] = contextvars.ContextVar("hudi_etc_temp_owner", default="")
+
+
+
+#: environment variable: ``hardlink`` makes local copies hard links (:meth:`Storage.copy`)
+LOCAL_COPY_ENV = "HUDI_ETC_LOCAL_COPY"
+#: errors of ``os.link`` that mean "no hard link here" (another file system, not supported,
+#: not permitted, too many links): the bytes are copied instead
+_NO_HARD_LINK = frozenset({errno.EXDEV, errno.EPERM, errno.EMLINK, errno.EOPNOTSUPP, errno.ENOTSUP,
+                           errno.EACCES, errno.ENOSYS})
 
 
 @contextlib.contextmanager
@@ -768,8 +778,32 @@ class Storage:
         return True
 
     def copy(self, src_rel: str, dst_rel: str) -> None:
-        """Copy a file to a new name inside the table; the new name must not exist."""
+        """Copy a file to a new name inside the table; the new name must not exist.
+
+        Local, with ``HUDI_ETC_LOCAL_COPY=hardlink`` (:data:`LOCAL_COPY_ENV`): a hard link to the
+        file (symlinks followed) where the file system allows one — a second name of the same
+        bytes, atomic, nothing written, and unlike a symlink it keeps the bytes when the original
+        name is deleted (Java's cleaner); else, and by default, the bytes are copied
+        (:meth:`create_if_absent`). Opt-in: a hard link shares the original's bytes, so a tool
+        that wrote into the copy in place would change the original too (Java Hudi does not append
+        on local storage, ``StorageSchemes``; our writers make new files)."""
         dst_rel = self.check_no_links(dst_rel)
+        if self.is_local and os.environ.get(LOCAL_COPY_ENV, "").strip().lower() == "hardlink":
+            # the file a symlink chain ends at (os.link does not follow symlinks on Linux before 3.13)
+            src, dst = os.path.realpath(self.full(src_rel)), self.full(dst_rel)
+            try:
+                os.link(src, dst, follow_symlinks=False)
+                return
+            except FileExistsError:
+                raise InstantExistsError(f"{dst_rel} already exists") from None
+            except FileNotFoundError:
+                if not os.path.isdir(os.path.dirname(dst)):
+                    os.makedirs(os.path.dirname(dst), exist_ok=True)
+                    return self.copy(src_rel, dst_rel)
+                raise
+            except OSError as e:
+                if e.errno not in _NO_HARD_LINK:
+                    raise
         if self.exists(dst_rel):
             raise InstantExistsError(f"{dst_rel} already exists")
         if self.is_local:

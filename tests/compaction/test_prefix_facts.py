@@ -347,3 +347,70 @@ def test_a_failing_copy_removes_every_link_the_pool_made(tmp_path, monkeypatch):
     res = sched(path, 2, link_mode="copy")  # and a schedule after it makes the 24 copies
     assert res.instant and sum(x[2] for x in plan_shape(path, res.instant)) == 24
     assert len([p for p in path.rglob("*") if "999999999-0-0" in p.name]) == 24
+
+
+@pytest.mark.parametrize("workers", ["1", "4"])
+def test_the_recheck_remakes_only_the_copies_that_went(tmp_path, monkeypatch, workers):
+    # the post-publish re-check lists each folder once and makes only what is missing there
+    from airflow_hudi_etc.compaction import plans
+
+    path = _many_groups(tmp_path)
+    monkeypatch.setenv(plans.LINK_WORKERS_ENV, workers)
+    res = sched(path, 2, link_mode="copy")
+    storage = Storage(str(path))
+    plan = read_plan(HudiTable.load(str(path)), res.instant)
+    files = plans.plan_link_files(plan)
+    assert len(files) == 24
+    gone = [files[0], files[7], files[23]]
+    for rel, _ in gone:
+        storage.delete(rel)
+    made = plans.create_links(storage, plan, "copy", missing_only=True)
+    assert sorted(made) == sorted(rel for rel, _ in gone)
+    assert all(storage.read_bytes(rel) == storage.read_bytes(target) for rel, target in files)
+    assert plans.create_links(storage, plan, "copy", missing_only=True) == []
+    with pytest.raises(Exception, match="exists"):  # without missing_only a present name is a conflict
+        plans.create_links(storage, plan, "copy")
+    assert all(storage.exists(rel) for rel, _ in files)  # and that conflict removed nothing it did not make
+
+
+# ------------------------------------------------------------------ the scan on the job's engine (item 3)
+class _FakeSpark:
+    """What SparkEngine uses of a SparkSession (sparkContext.parallelize(...).map(fn).collect()),
+    run in this process; records every map."""
+
+    def __init__(self):
+        self.sparkContext = self
+        self.defaultParallelism = 2
+        self.maps: list[tuple[object, list]] = []
+
+    def parallelize(self, items, slices):
+        outer = self
+
+        class _RDD:
+            def map(self, fn):
+                outer.maps.append((fn, list(items)))
+                return type("_Mapped", (), {"collect": lambda _self: [fn(x) for x in items]})()
+
+        return _RDD()
+
+
+def test_the_schedule_job_scans_on_the_jobs_engine(tmp_path, monkeypatch):
+    # the spark job runs the CLI's command with its SparkSession: the scan of the logs without
+    # stats goes through that session (one map over every log); the plan is the local scan's
+    from airflow_hudi_etc import cli
+    from airflow_hudi_etc.contract import build_parser
+    from airflow_hudi_etc.hudi.stats import LogScanner
+
+    path = _java_like(tmp_path)
+    logs = sorted(p for p in log_stats(path))
+    spark = _FakeSpark()
+    argv = ["schedule", "--path", str(path), "--data-latency", "1h", "--compaction-time", iso(T0 + 3 * H)]
+    out = cli.run_command(build_parser().parse_args(argv), argv, spark_session=spark)
+    assert out["instant"], out
+    scans = [items for fn, items in spark.maps if isinstance(fn, LogScanner)]  # (the engine's own probes aside)
+    assert len(scans) == 1 and sorted(scans[0]) == logs
+    assert [x[1:] for x in plan_shape(path, out["instant"])] == [(1, 2)]  # as the local scan's plan
+    spark.maps.clear()
+    _unschedule(path, out["instant"])
+    out = cli.run_command(build_parser().parse_args(argv), argv, spark_session=spark)
+    assert out["instant"] and not [fn for fn, _ in spark.maps if isinstance(fn, LogScanner)]  # all in the index now

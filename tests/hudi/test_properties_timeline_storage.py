@@ -140,6 +140,39 @@ def test_create_if_absent_never_overwrites(tmp_path):
     assert st.read_bytes(".hoodie/1.deltacommit", 1, 3) == b"ne"
 
 
+@pytest.mark.parametrize("mode", ["default", "hardlink", "hardlink-refused"])
+def test_a_local_copy_keeps_its_bytes_when_the_original_goes(tmp_path, monkeypatch, mode):
+    # locally a copy is the bytes copied; with HUDI_ETC_LOCAL_COPY=hardlink a hard link where the
+    # file system allows one (else the bytes copied)
+    import errno
+
+    from airflow_hudi_etc.hudi import storage as storage_mod
+
+    if mode != "default":
+        monkeypatch.setenv(storage_mod.LOCAL_COPY_ENV, "hardlink")
+    if mode == "hardlink-refused":
+        real = os.link
+
+        def no_link(src, dst, **k):  # the atomic create's own link of its temp file still works
+            if os.path.basename(src).startswith(storage_mod._TMP_PREFIX):
+                return real(src, dst, **k)
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        monkeypatch.setattr(os, "link", no_link)
+    st = Storage(str(tmp_path))
+    st.create_if_absent("p/.f_1.log.1_0-0-0", b"data")
+    st.symlink("p/.f_1.log.1_0-0-0", "p/.f_2.log.1_0-0-0")
+    st.copy("p/.f_2.log.1_0-0-0", "q/.f_3.log.1_0-0-0")  # through the symlink, into a new folder
+    with pytest.raises(InstantExistsError):
+        st.copy("p/.f_1.log.1_0-0-0", "q/.f_3.log.1_0-0-0")
+    copy = tmp_path / "q" / ".f_3.log.1_0-0-0"
+    assert not copy.is_symlink() and os.stat(copy).st_nlink == (2 if mode == "hardlink" else 1)
+    st.delete("p/.f_1.log.1_0-0-0")  # Java's cleaner deletes the original
+    assert st.read_bytes("q/.f_3.log.1_0-0-0") == b"data"
+    assert [f.name for f in st.list("q")] == [".f_3.log.1_0-0-0"]  # no temp file left
+    with pytest.raises(FileNotFoundError):
+        st.copy("p/.f_1.log.1_0-0-0", "q/.f_4.log.1_0-0-0")
+
+
 def test_symlink_is_relative_and_copy_refuses_existing(tmp_path):
     st = Storage(str(tmp_path))
     st.create_if_absent("p/.f_1.log.1_0-0-0", b"data")
