@@ -209,3 +209,24 @@ def test_i5_reinserted_key_written_once(java_hudi, tmp_path):
     got = judges(java, t.path)
     want = {"k0": 0.0, "k1": 1111.0, "k2": 22.0, "k3": 3.0}
     assert got == {"java": want, "hudi-rs": want, "ours": want}
+
+
+def test_i5_hudi_itself_reads_the_key_twice_after_a_full_compaction(java_hudi, tmp_path):
+    """What item 5's state is without us: the same history with a plan that compacts every log (a
+    plan Hudi itself would make), the re-insert and the last upsert both written by Java 0.14.
+    Java's bloom index confirms the key against base C only, where the compacted delete removed
+    it, so its own upsert inserts the key into a new file group: every reader reads it twice.
+    Issue 22 item 5 is Hudi's behaviour, not a consequence of compacting a prefix (measured on
+    2026-11-26; should a Hudi line stop doing this, this test says so)."""
+    java = java_hudi("0.14")
+    t = new_table(tmp_path, 6)
+    t.write([row(f"k{i}", 1, 10, i) for i in range(4)])
+    t.delete([row("k1", 2, 11, 0)])
+    s = t.compaction.schedule("1h", compaction_time=DAY2)  # the only log qualifies: nothing remains
+    assert s.operations == 1
+    java.upsert(t.path, [row("k1", 3, 12, 111)])  # re-inserted while the plan is pending
+    assert java.run_compaction(t.path, s.instant) == [s.instant]
+    java.upsert(t.path, [row("k1", 4, 12, 1111)])
+    got = judges(java, t.path)
+    assert got["java"]["k1"] == ("read twice", 1111.0, 111.0), got
+    assert sorted(got["hudi-rs"]["k1"][1:]) == [111.0, 1111.0], got
