@@ -37,6 +37,7 @@ TABLE_COMMANDS = {
     "reset-threshold": [],
     "validate": [],
     "sync-catalog": ["--table", "t", "--metastore-dir", "{out}/ms", "--warehouse-dir", "{out}/wh"],
+    "configure": ["--timeline-zone", "UTC"],
 }
 
 

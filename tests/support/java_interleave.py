@@ -38,7 +38,7 @@ from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.trigger import last_threshold
 from airflow_hudi_etc.compaction.validate import validate
 from airflow_hudi_etc.hudi import crash
-from airflow_hudi_etc.hudi.errors import HudiEtcError
+from airflow_hudi_etc.hudi.errors import HudiEtcError, InvalidInputError
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table import HudiTable
 from airflow_hudi_etc.hudi.timeline import State, Timeline
@@ -247,6 +247,17 @@ class JavaWorld:
 
     def our_schedule(self) -> str:
         _, kw = self.schedule_args()
+        if kw["link_mode"] == "symlink":
+            # Java's cleaner runs here (hoodie.clean.automatic): symlinks would lose their targets
+            # with the old slice, so schedule refuses them on a table without the exclusive-cleaner
+            # promise (issue 23 item 10)
+            try:
+                schedule(str(self.path), **kw)
+            except InvalidInputError as e:
+                assert "exclusive.cleaner" in str(e), e
+            else:
+                raise AssertionError("schedule --link-mode symlink was not refused next to Java's cleaner")
+            return "schedule symlink: refused (Java's cleaner runs)"
         res = schedule(str(self.path), **kw)
         if res.instant and res.reason == "scheduled":
             self.plan_at[res.instant] = len(self.history)
@@ -268,6 +279,7 @@ class JavaWorld:
             args += ["--operation", "delete"] if op == "delete" else []
         elif family == "schedule":
             sargs, _ = self.schedule_args()
+            sargs = ["copy" if a == "symlink" else a for a in sargs]  # (symlinks are refused here)
             args = ["schedule", "--path", p, *sargs]
         elif family == "execute":
             if not pend:
