@@ -228,5 +228,5 @@ def test_i5_hudi_itself_reads_the_key_twice_after_a_full_compaction(java_hudi, t
     assert java.run_compaction(t.path, s.instant) == [s.instant]
     java.upsert(t.path, [row("k1", 4, 12, 1111)])
     got = judges(java, t.path)
-    assert got["java"]["k1"] == ("read twice", 1111.0, 111.0), got
-    assert sorted(got["hudi-rs"]["k1"][1:]) == [111.0, 1111.0], got
+    for judge in ("java", "hudi-rs", "ours"):  # (the two rows come in either order)
+        assert got[judge]["k1"][0] == "read twice" and sorted(got[judge]["k1"][1:]) == [111.0, 1111.0], got
