@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 from . import logformat as lf
 from .fsview import FileSlice, LogFile
 from .merge import BlockDecoder, ReadFilter, queue_blocks
+from .properties import HUDI_EVENT_TIME_FIELD_KEY
 from .schema import event_time_millis
 from .ordering_facts import OrderingFacts, column_range, from_json, merged, widen
 from .timeline import Action, State, iter_write_stats, load_log_write_stats
@@ -53,6 +54,20 @@ _LOG_WRITE_ACTIONS = (Action.DELTA_COMMIT, Action.COMPACTION, Action.COMMIT)
 
 
 _tuple_new = tuple.__new__
+
+
+def stats_describe(config, field: str | None) -> bool:
+    """Are the ``minEventTime``/``maxEventTime`` of this table's write stats times of ``field``?
+
+    Our writer records the table's event-time field (``config.event_time_field``). Java 1.1 with
+    ``hoodie.write.track.event.time.watermark`` records ``hoodie.payload.event.time.field``, which
+    its Spark writer takes from ``hoodie.properties`` unless a write option names another. So only
+    when ``field`` is the table's event-time field and the properties' Hudi key, where present,
+    names the same one; otherwise (e.g. a plan asked for another field) the logs are scanned."""
+    if not field or field != config.event_time_field:
+        return False
+    hudi_field = config.raw.get(HUDI_EVENT_TIME_FIELD_KEY)
+    return not hudi_field or hudi_field == field
 
 
 def log_event_ranges(table, *, since: str | None = None) -> dict[str, "EventRange | None"]:
