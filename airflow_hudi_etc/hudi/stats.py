@@ -225,7 +225,8 @@ def table_status(table, *, allow_scan: bool = True) -> dict:
     ]
     view = table.file_system_view()
     slices: list[FileSlice] = view.latest_slices()
-    index = log_event_ranges(table)
+    cfg = table.config
+    index = log_event_ranges(table) if stats_describe(cfg, cfg.event_time_field) else {}
     per_slice = []
     lo_all = None
     sources = set()

@@ -66,3 +66,16 @@ def test_a_table_whose_hudi_event_time_key_names_another_field_scans(tmp_path):
     # Java 1.1's watermark tracking would record ts: the stats cannot be told apart
     props.write_text(text.replace("hoodie.payload.event.time.field=event_time\n", "hoodie.payload.event.time.field=ts\n"))
     assert plan(path) == (1, 1, "scan")  # the same plan, from a scan of event_time
+
+
+def test_status_scans_too_when_the_hudi_key_names_another_field(tmp_path):
+    from airflow_hudi_etc.hudi.stats import table_status
+
+    path = table(tmp_path, 1, 5)
+    assert table_status(HudiTable.load(str(path)))["min_event_time"] == T0 + DAY
+    props = path / ".hoodie" / "hoodie.properties"
+    props.write_text(props.read_text().replace("hoodie.payload.event.time.field=event_time\n",
+                                               "hoodie.payload.event.time.field=ts\n"))
+    st = table_status(HudiTable.load(str(path)), allow_scan=False)
+    assert st["min_event_time"] is None  # the stats are not taken for event_time's; no scan allowed
+    assert table_status(HudiTable.load(str(path)))["min_event_time"] == T0 + DAY  # scanned
