@@ -35,7 +35,7 @@ from ..hudi.errors import InstantExistsError, InvalidInputError, InvalidTimeline
 from ..hudi.plan import CompactionPlan, LINK_TOKEN, LinkOp, Operation, SPLIT_LOG_VERSION, operation
 from ..hudi.schema import event_time_millis
 from ..hudi.log_index import LogIndex
-from ..hudi.stats import LogScanner, iso_ms, log_event_ranges
+from ..hudi.stats import LogScanner, iso_ms, log_event_ranges, stats_describe
 from ..hudi.storage import Storage
 from ..hudi.table import HudiTable
 from ..hudi.timeline import AUX_DIR, Action, Instant, State, Timeline, iter_write_stats, next_instant_time
@@ -424,11 +424,13 @@ def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool
     slices = view.latest_slices()
     # path → event range of every log with usable write stats; the logs without them are taken
     # from the event-time index or scanned (once, all together: an engine may spread the scans)
-    ranges = log_event_ranges(table, since=_oldest_log_base_instant(slices))
+    # (only when the stats' event times are of the plan's field: stats_describe)
+    usable = stats_describe(table.config, et_field)
+    ranges = log_event_ranges(table, since=_oldest_log_base_instant(slices)) if usable else {}
     size_of = _log_sizer(storage)
     ops, sources = [], set()
     add_source = sources.add
-    base_index = _base_stats_index(table) if exact_split else {}
+    base_index = _base_stats_index(table) if exact_split and usable else {}
     # overwrite-latest with an ordering field: a log replaces the base whatever its ordering value,
     # so a compacted prefix must not hold a larger ordering value than a remaining log for one key
     # (event-time ordering: a key the prefix leaves deleted, re-inserted by a remaining log)

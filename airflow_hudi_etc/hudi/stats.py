@@ -3,7 +3,8 @@
 The min/max event time of a log file comes from the ``minEventTime``/``maxEventTime`` of the
 write stats that wrote it (Hudi's own fields; our writer fills them): one stat per log, or, where
 Java appends to a log across deltacommits (HDFS), one per append, whose ranges are merged. Logs
-written by writers that did not record them (e.g. Java with no event-time field configured) fall
+written by writers that did not record them (Java before 1.1; Java 1.1 without
+``hoodie.write.track.event.time.watermark``: README, "Event times Java writers record") fall
 back to a scan of the event-time column of their committed data blocks.
 """
 
@@ -17,6 +18,7 @@ import pyarrow.compute as pc
 from . import logformat as lf
 from .fsview import FileSlice, LogFile
 from .merge import BlockDecoder, ReadFilter, queue_blocks
+from .properties import HUDI_EVENT_TIME_FIELD_KEY
 from .schema import event_time_millis
 from .ordering_facts import OrderingFacts, column_range, from_json, merged, widen
 from .timeline import Action, State, iter_write_stats, load_log_write_stats
@@ -53,6 +55,20 @@ _LOG_WRITE_ACTIONS = (Action.DELTA_COMMIT, Action.COMPACTION, Action.COMMIT)
 
 
 _tuple_new = tuple.__new__
+
+
+def stats_describe(config, field: str | None) -> bool:
+    """Are the ``minEventTime``/``maxEventTime`` of this table's write stats times of ``field``?
+
+    Our writer records the table's event-time field (``config.event_time_field``). Java 1.1 with
+    ``hoodie.write.track.event.time.watermark`` records ``hoodie.payload.event.time.field``, which
+    its Spark writer takes from ``hoodie.properties`` unless a write option names another. So only
+    when ``field`` is the table's event-time field and the properties' Hudi key, where present,
+    names the same one; otherwise (e.g. a plan asked for another field) the logs are scanned."""
+    if not field or field != config.event_time_field:
+        return False
+    hudi_field = config.raw.get(HUDI_EVENT_TIME_FIELD_KEY)
+    return not hudi_field or hudi_field == field
 
 
 def log_event_ranges(table, *, since: str | None = None) -> dict[str, "EventRange | None"]:
@@ -209,7 +225,8 @@ def table_status(table, *, allow_scan: bool = True) -> dict:
     ]
     view = table.file_system_view()
     slices: list[FileSlice] = view.latest_slices()
-    index = log_event_ranges(table)
+    cfg = table.config
+    index = log_event_ranges(table) if stats_describe(cfg, cfg.event_time_field) else {}
     per_slice = []
     lo_all = None
     sources = set()
