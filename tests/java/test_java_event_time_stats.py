@@ -90,7 +90,7 @@ def plan_of(path):
             plan.extra["hoodie.etc.event.time.source"])
 
 
-@pytest.mark.parametrize("unit", ["ms", "s"])
+@pytest.mark.parametrize("unit", ["ms", pytest.param("s", marks=pytest.mark.slow)])
 def test_java_11_watermark_stats_are_epoch_ms_on_bases_and_logs(java_hudi, tmp_path, unit):
     path = java_table(java_hudi("1.1"), tmp_path, unit, WATERMARK)
     got = stats_by_file(path)
@@ -100,7 +100,7 @@ def test_java_11_watermark_stats_are_epoch_ms_on_bases_and_logs(java_hudi, tmp_p
     assert sorted(bases.values()) == [(T0, T0), (T0, T0)]
 
 
-@pytest.mark.parametrize("unit", ["ms", "s"])
+@pytest.mark.parametrize("unit", [pytest.param("ms", marks=pytest.mark.slow), "s"])
 def test_java_11_watermark_table_is_planned_from_write_stats_reading_no_log(java_hudi, tmp_path, monkeypatch, unit):
     path = java_table(java_hudi("1.1"), tmp_path, unit, WATERMARK)
     reads = LogReads(monkeypatch)
@@ -112,10 +112,10 @@ def test_java_11_watermark_table_is_planned_from_write_stats_reading_no_log(java
 
 @pytest.mark.parametrize("line,version,payload,options", [
     ("0.14", 6, "event-time-ordering", PAYLOAD_FIELD),  # DefaultHoodieRecordPayload + the field
-    ("0.15", 6, "event-time-ordering", PAYLOAD_FIELD),
+    pytest.param("0.15", 6, "event-time-ordering", PAYLOAD_FIELD, marks=pytest.mark.slow),
     ("1.0", 8, "event-time-ordering", WATERMARK),  # 1.0.2 has no watermark tracking
-    ("1.1", 9, "event-time-ordering", {}),  # the field alone (hoodie.properties names it)
-    ("1.1", 9, "overwrite-latest", WATERMARK),  # COMMIT_TIME_ORDERING: not tracked
+    pytest.param("1.1", 9, "event-time-ordering", {}, marks=pytest.mark.slow),  # the field alone (hoodie.properties names it)
+    pytest.param("1.1", 9, "overwrite-latest", WATERMARK, marks=pytest.mark.slow),  # COMMIT_TIME_ORDERING: not tracked
 ])
 def test_other_java_writers_record_no_event_times_and_the_logs_are_scanned(java_hudi, tmp_path, monkeypatch, line,
                                                                         version, payload, options):
@@ -128,6 +128,7 @@ def test_other_java_writers_record_no_event_times_and_the_logs_are_scanned(java_
     assert ops == [("city=sf", 1, 0)]
 
 
+@pytest.mark.slow
 def test_java_11_drops_event_times_that_are_not_10_or_13_digits(java_hudi, tmp_path):
     """A 12-digit value (epoch ms before 2001-09-09) is left out of the log's range: the stat
     says 01h although the log also holds a record of 2001, which a scan finds. Planning cannot
