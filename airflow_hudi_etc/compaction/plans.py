@@ -194,7 +194,7 @@ def staged_files(plan_instant: str, files) -> tuple[str, ...]:
 
 
 def create_links(storage: Storage, plan: CompactionPlan, mode: str, *, missing_only: bool = False,
-                 workers: int | None = None, files=None) -> list[str]:
+                 workers: int | None = None, files=None, staged=None) -> list[str]:
     """Create the plan's re-exposed logs in slice C (copies, or symlinks straight to the real
     file) and, for an exact split, an empty placeholder holding version 1 (the split log's, written
     at execution). Returns what was created; a name that exists is a conflict (unless
@@ -214,8 +214,9 @@ def create_links(storage: Storage, plan: CompactionPlan, mode: str, *, missing_o
     awaited, and every file made (staged or final) is removed; a crash (``os._exit``) leaves
     them to the intent's cleanup (and in-flight temp files, which writers and execute remove).
 
-    ``files``: :func:`plan_link_files` of the plan, when the caller has them. ``missing_only``
-    lists each folder once and makes only the names it lacks (no request per file), never staged."""
+    ``files``: :func:`plan_link_files` of the plan, when the caller has them (``staged``: their
+    :func:`staged_files`). ``missing_only`` lists each folder once and makes only the names it
+    lacks (no request per file), never staged."""
     items = list(plan_link_files(plan) if files is None else files)
     if missing_only:
         items = _not_listed(storage, items)
@@ -223,7 +224,7 @@ def create_links(storage: Storage, plan: CompactionPlan, mode: str, *, missing_o
             return []
     n = link_workers(storage, len(items)) if workers is None else max(1, min(workers, len(items)))
     if not missing_only and stages_copies(storage, mode):
-        return _staged_then_renamed(storage, plan.instant, items, n)
+        return _staged_then_renamed(storage, items, staged or staged_files(plan.instant, items), n)
 
     def make(link: str, target: str | None) -> str | None:
         if missing_only and storage.exists(link):
@@ -240,19 +241,32 @@ def create_links(storage: Storage, plan: CompactionPlan, mode: str, *, missing_o
         return _make_links(storage, items, make, n)
 
 
-def _staged_then_renamed(storage: Storage, instant: str, items, n: int) -> list[str]:
-    staged = dict(zip((link for link, _t in items), staged_files(instant, items)))
+def _staged_then_renamed(storage: Storage, items, staged_names, n: int) -> list[str]:
+    """Every file written under its staged name (no fsync each: one sync of the file system
+    before the first rename), then each renamed to its final name."""
+    staged = dict(zip((link for link, _t in items), staged_names))
+    # the paths' safety checked per folder, not per file (a folder, then one name each)
+    safe = all(p.rpartition("/")[2] not in ("", ".", "..") for pair in staged.items() for p in pair)
+    for d in {p.rpartition("/")[0] for pair in staged.items() for p in pair}:
+        if d:
+            safe = safe and safe_relpath(d) == d
+        storage.check_no_links(f"{d}/x" if d else "x")
 
     def stage(link: str, target: str | None) -> str:
-        storage.stage_copy(target, staged[link])
+        storage.stage_copy(target, staged[link], durable=False, checked=safe)
         return staged[link]
 
     _make_links(storage, items, stage, n, point=None)
+    try:
+        storage.sync_staged(staged.values())  # durable before any of them gets a name readers see
+    except BaseException:
+        delete_all(storage, staged.values())
+        raise
     crashpoint("schedule.after-staged")
     made: list[str] = []
     try:
         for link, _t in items:
-            storage.promote_staged(staged[link], link)
+            storage.promote_staged(staged[link], link, checked=safe)
             made.append(link)
             crashpoint("schedule.after-link")
     except BaseException:

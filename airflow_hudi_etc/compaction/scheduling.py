@@ -247,7 +247,7 @@ def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode:
         except InstantExistsError as e:
             return f"conflict: {e}"
         try:
-            out = _publish_files(storage, planned_on, plan, mode, files)
+            out = _publish_files(storage, planned_on, plan, mode, files, staged)
         except BaseException:
             if not any(i.action is Action.COMPACTION for i in Timeline.load(storage).get(instant)):
                 intents.remove_staged(storage, staged)
@@ -261,7 +261,7 @@ def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode:
 
 
 def _publish_files(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode: str,
-                   files=None) -> str | None:
+                   files=None, staged=None) -> str | None:
     """Make the plan's re-exposed logs, then publish the plan (``.aux`` copy, then the requested
     instant) unless another scheduler or a write raced this one: the conflict's reason (None:
     published). A conflict leaves nothing behind."""
@@ -277,7 +277,7 @@ def _publish_files(storage: Storage, planned_on: Timeline, plan: CompactionPlan,
     # bytes are written leaves nothing a reader sees, only one among the renames does.
     crashpoint("schedule.before-links")
     try:
-        made = create_links(storage, plan, mode, files=files)
+        made = create_links(storage, plan, mode, files=files, staged=staged)
     except InstantExistsError as e:
         return f"conflict: {e}"
     crashpoint("schedule.before-plan")
