@@ -355,6 +355,33 @@ def test_a_failing_copy_removes_every_link_the_pool_made(tmp_path, monkeypatch, 
     assert len([p for p in path.rglob("*") if "999999999-0-0" in p.name]) == 24
 
 
+def test_a_failing_rename_removes_the_renamed_and_the_staged(tmp_path, monkeypatch):
+    """Staged copies (copy mode, local): a rename that fails after some went through leaves no
+    copy under its final name and no staged file; the next schedule makes all 24 again."""
+    path = _many_groups(tmp_path)
+    real = Storage.promote_staged
+    seen = []
+
+    def promote(st, staged, final, **k):
+        assert st.exists(staged)
+        if not seen:  # every copy is staged before the first rename: none under its final name yet
+            assert not list(path.rglob("*999999999-0-0")) and len(list(path.rglob(".hudi-etc-tmp-*"))) == 24
+        seen.append(final)
+        if len(seen) == 5:
+            raise OSError("rename refused")
+        return real(st, staged, final, **k)
+
+    monkeypatch.setattr(Storage, "promote_staged", promote)
+    with pytest.raises(OSError, match="rename refused"):
+        sched(path, 2, link_mode="copy")
+    left = [p for p in path.rglob("*") if "999999999-0-0" in p.name or ".hudi-etc-tmp" in p.name]
+    assert left == [] and len(seen) == 5
+    assert not list((path / ".hoodie").glob("*.compaction.requested"))
+    monkeypatch.setattr(Storage, "promote_staged", real)
+    res = sched(path, 2, link_mode="copy")
+    assert res.instant and len([p for p in path.rglob("*") if "999999999-0-0" in p.name]) == 24
+
+
 @pytest.mark.parametrize("workers", ["1", "4"])
 def test_the_recheck_remakes_only_the_copies_that_went(tmp_path, monkeypatch, workers):
     # the post-publish re-check lists each folder once and makes only what is missing there
