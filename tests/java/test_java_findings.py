@@ -93,21 +93,22 @@ def java_writes_elsewhere(java, t, n, start_ts=10):
         java.upsert(t.path, [row("n1", start_ts + i, 12, 100 + i, "nyc")], options=ARCHIVE_OFTEN)
 
 
-def test_f1_crashed_schedule_then_java_archival(java_hudi, tmp_path):
+#: a schedule killed while its copies' bytes are written (every copy staged, none renamed); and
+#: among the renames, the residual window (README): one copy under its final name, then Java first
+KILLED_IN_COPY_PHASE = pytest.mark.parametrize("point", [
+    "schedule.after-staged",
+    pytest.param("schedule.after-link@1", id="renaming", marks=pytest.mark.xfail(
+        strict=True, reason="issue 22 findings 1/6, the residual window: a schedule killed among the renames "
+                            "of its staged copies leaves one under its final name in a slice on no timeline")),
+])
+
+
+@KILLED_IN_COPY_PHASE
+def test_f1_crashed_schedule_then_java_archival(java_hudi, tmp_path, point):
     """Finding 1, fixed for a kill while the copies' bytes are written: they are staged under names
     no Java reader, cleaner or archiver takes for a log, so Java archiving past C (no command of
-    ours in between) leaves slice C empty and every reader reads the model."""
-    _f1(java_hudi, tmp_path, "schedule.after-staged")
-
-
-@pytest.mark.xfail(strict=True, reason="issue 22 finding 1, the residual window: a schedule killed among the "
-                                       "renames of its staged copies leaves one under its final name; once Java "
-                                       "archives past C (no command of ours in between) keys vanish")
-def test_f1_killed_while_renaming_then_java_archival(java_hudi, tmp_path):
-    _f1(java_hudi, tmp_path, "schedule.after-link@1")
-
-
-def _f1(java_hudi, tmp_path, point):
+    ours in between) leaves slice C empty and every reader reads the model. Among the renames
+    (strict xfail) slice C is committed without a base file once archived: keys vanish."""
     java = java_hudi("0.14")
     t = new_table(tmp_path, 6)
     three_batches(t)
@@ -161,20 +162,11 @@ def test_f5_incrementally_synced_java_view(java_hudi, tmp_path):
     assert_all(java, t.path, {"k0": 0.0, "k1": 11.0, "k2": 222.0, "k3": 33.0}, hudi_rs=False)
 
 
-def test_f6_savepoint_restore_with_unpublished_slice(java_hudi, tmp_path):
+@KILLED_IN_COPY_PHASE
+def test_f6_savepoint_restore_with_unpublished_slice(java_hudi, tmp_path, point):
     """Finding 6, fixed for a kill while the copies' bytes are written: Java's savepoint sees no
-    slice C (staged names are no log files) and keeps slice B; restore reads the model."""
-    _f6(java_hudi, tmp_path, "schedule.after-staged")
-
-
-@pytest.mark.xfail(strict=True, reason="issue 22 finding 6, the residual window: killed among the renames, a "
-                                       "copy under its final name makes Java's savepoint list slice C instead of "
-                                       "slice B; restore then lacks slice B")
-def test_f6_killed_while_renaming_savepoint_restore(java_hudi, tmp_path):
-    _f6(java_hudi, tmp_path, "schedule.after-link@1")
-
-
-def _f6(java_hudi, tmp_path, point):
+    slice C (staged names are no log files) and keeps slice B; restore reads the model. Among the
+    renames (strict xfail) the savepoint lists slice C instead of slice B; restore lacks slice B."""
     java = java_hudi("0.14")
     t = new_table(tmp_path, 6)
     three_batches(t)
