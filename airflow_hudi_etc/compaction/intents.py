@@ -6,7 +6,9 @@ moves the active timeline's start past C, every reader (Java's, hudi-rs, ours) t
 as committed and without a base file (java-coexistence-2 §1, finding 1): its files must go before
 that. So before the first copy (or before the plan is withdrawn) the command records an intent,
 ``.hoodie/.aux/hudi-etc/intents/<C>.json`` (created if absent: a second command for C is a
-conflict) naming C and every ``(file, original)`` pair, and holds C's heartbeat while it works;
+conflict) naming C, every ``(file, original)`` pair and the staged name each copy is written
+under first (copy mode on local storage: a kill while the bytes are written leaves only staged
+files, which no reader sees), and holds C's heartbeat while it works;
 the intent goes once the plan is published or its files are gone. Failures in the process remove
 the files at once; what a killed process leaves is finished by the next command of ours or the
 next sensor poke (:func:`finish_stale_intents`, one listing of the intent folder), at any age, as
@@ -43,6 +45,9 @@ class Intent:
     instant: str
     command: str  # "schedule" or "unschedule"
     files: tuple[tuple[str, str | None], ...]  # (file in slice C, its original; None: the split placeholder)
+    #: the names ``files`` are first written under (copy mode on local storage): temp-file names no
+    #: reader sees, always ours, deleted whatever they hold
+    staged: tuple[str, ...] = ()
 
     @property
     def path(self) -> str:
@@ -50,15 +55,18 @@ class Intent:
 
     def to_bytes(self) -> bytes:
         # compact and without indent: json's C encoder (a plan re-exposes tens of thousands of logs)
-        return json.dumps({"instant": self.instant, "command": self.command, "files": self.files},
-                          separators=(",", ":")).encode()
+        d = {"instant": self.instant, "command": self.command, "files": self.files}
+        if self.staged:
+            d["staged"] = self.staged
+        return json.dumps(d, separators=(",", ":")).encode()
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "Intent":
         try:
             d = json.loads(data)
             files = tuple((str(a), None if b is None else str(b)) for a, b in d["files"])
-            return cls(str(d["instant"]), str(d.get("command") or "schedule"), files)
+            staged = tuple(str(a) for a in d.get("staged") or ())
+            return cls(str(d["instant"]), str(d.get("command") or "schedule"), files, staged)
         except (ValueError, KeyError, TypeError) as e:
             raise InvalidTimelineError(f"intent file does not parse: {e}") from None
 
@@ -122,6 +130,11 @@ def remove_copies(storage: Storage, files) -> tuple[list[str], list[str]]:
     return removed, kept
 
 
+def remove_staged(storage: Storage, staged) -> list[str]:
+    """Delete staged files (only ever written by us, invisible to readers): those that were there."""
+    return [rel for rel in staged if storage.delete(rel)]
+
+
 def archived_times(storage: Storage, config) -> frozenset[str]:
     """Instants the archive holds (v6: ``.hoodie/archived``; v8/v9: the LSM history)."""
     if getattr(config, "layout_version", 1) == 2:
@@ -163,6 +176,7 @@ def finish_stale_intents(storage: Storage, config=None, *, only_instant: str | N
             drop(storage, it.instant)
             continue
         with heartbeat.hold(storage, it.instant, what="orphan removal"):
+            removed += remove_staged(storage, it.staged)
             done, kept = remove_copies(storage, it.files)
             removed += done
             if kept:

@@ -18,7 +18,7 @@ from ..hudi.crash import crashpoint
 from ..hudi.errors import InvalidTimelineError
 from ..hudi.plan import CompactionPlan, LINK_TOKEN, Operation, SPLIT_LOG_VERSION
 from ..hudi.plan import read_plan as _read_plan
-from ..hudi.storage import Storage, safe_relpath, temp_owner
+from ..hudi.storage import Storage, safe_relpath, staged_name, temp_owner
 from ..hudi.table import HudiTable
 from ..hudi.timeline import Action, Timeline, format_instant
 
@@ -179,27 +179,52 @@ def plan_link_files(plan: CompactionPlan) -> list[tuple[str, str | None]]:
     return out
 
 
+def stages_copies(storage: Storage, mode: str) -> bool:
+    """Whether :func:`create_links` writes the plan's files under staged names first: byte copies
+    on local storage (a rename there is one metadata operation). Not for symlinks and hard links
+    (``HUDI_ETC_LOCAL_COPY=hardlink``): making one is already a metadata operation, a staged one
+    would only add a second; not on object stores, where a rename is a copy and a delete."""
+    return mode == "copy" and storage.is_local and not storage.copies_hard_link
+
+
+def staged_files(plan_instant: str, files) -> tuple[str, ...]:
+    """The staged name (:func:`~airflow_hudi_etc.hudi.storage.staged_name`) of each file of
+    ``files`` ((path, target) pairs of :func:`plan_link_files`), in order."""
+    return tuple(staged_name(rel, plan_instant) for rel, _t in files)
+
+
 def create_links(storage: Storage, plan: CompactionPlan, mode: str, *, missing_only: bool = False,
-                 workers: int | None = None, files=None) -> list[str]:
+                 workers: int | None = None, files=None, staged=None) -> list[str]:
     """Create the plan's re-exposed logs in slice C (copies, or symlinks straight to the real
     file) and, for an exact split, an empty placeholder holding version 1 (the split log's, written
     at execution). Returns what was created; a name that exists is a conflict (unless
     ``missing_only``), and what this call made is removed again.
 
-    The files are made by a bounded pool of threads (:func:`link_workers`; copies are I/O: a
-    read and an atomic create, a request each on object stores). ``schedule.after-link`` is hit
-    in the calling thread once per file made, as each completes. On an error the files not
-    started are dropped, the ones in flight awaited, and every file made is removed; a crash
-    (``os._exit``) leaves them, as one at a time would, as orphans that ``validate`` reports and
-    a later schedule removes (and in-flight temp files, which writers and execute remove).
+    Byte copies on local storage (:func:`stages_copies`) go in two phases: every file is first
+    written under its staged name (:func:`staged_files`: a temp-file name no Hudi reader, cleaner,
+    rollback or archiver takes for a data file), then ``schedule.after-staged``, then each is
+    renamed to its final name (a hard link and an unlink). A process killed while the bytes are
+    written leaves only invisible staged files; only a kill among the renames leaves files under
+    final names in a slice on no timeline (README, "The residual window").
 
-    ``files``: :func:`plan_link_files` of the plan, when the caller has them. ``missing_only``
-    lists each folder once and makes only the names it lacks (no request per file)."""
+    The files (or staged files) are made by a bounded pool of threads (:func:`link_workers`;
+    copies are I/O: a read and an atomic create, a request each on object stores).
+    ``schedule.after-link`` is hit in the calling thread once per file that got its final name,
+    as each completes. On an error the files not started are dropped, the ones in flight
+    awaited, and every file made (staged or final) is removed; a crash (``os._exit``) leaves
+    them to the intent's cleanup (and in-flight temp files, which writers and execute remove).
+
+    ``files``: :func:`plan_link_files` of the plan, when the caller has them (``staged``: their
+    :func:`staged_files`). ``missing_only`` lists each folder once and makes only the names it
+    lacks (no request per file), never staged."""
     items = list(plan_link_files(plan) if files is None else files)
     if missing_only:
         items = _not_listed(storage, items)
         if not items:
             return []
+    n = link_workers(storage, len(items)) if workers is None else max(1, min(workers, len(items)))
+    if not missing_only and stages_copies(storage, mode):
+        return _staged_then_renamed(storage, items, staged or staged_files(plan.instant, items), n)
 
     def make(link: str, target: str | None) -> str | None:
         if missing_only and storage.exists(link):
@@ -212,19 +237,56 @@ def create_links(storage: Storage, plan: CompactionPlan, mode: str, *, missing_o
             storage.copy(target, link)
         return link
 
-    n = link_workers(storage, len(items)) if workers is None else max(1, min(workers, len(items)))
     with temp_owner(plan.instant):  # a crash leaves temp files the orphans' removal recognises
         return _make_links(storage, items, make, n)
 
 
-def _make_links(storage: Storage, items, make, n: int) -> list[str]:
+def _staged_then_renamed(storage: Storage, items, staged_names, n: int) -> list[str]:
+    """Every file written under its staged name (no fsync each: one sync of the file system
+    before the first rename), then each renamed to its final name."""
+    staged = dict(zip((link for link, _t in items), staged_names))
+    # the paths' safety checked per folder, not per file (a folder, then one name each)
+    safe = all(p.rpartition("/")[2] not in ("", ".", "..") for pair in staged.items() for p in pair)
+    for d in {p.rpartition("/")[0] for pair in staged.items() for p in pair}:
+        if d:
+            safe = safe and safe_relpath(d) == d
+        storage.check_no_links(f"{d}/x" if d else "x")
+
+    def stage(link: str, target: str | None) -> str:
+        storage.stage_copy(target, staged[link], durable=False, checked=safe)
+        return staged[link]
+
+    _make_links(storage, items, stage, n, point=None)
+    try:
+        storage.sync_staged(staged.values())  # durable before any of them gets a name readers see
+    except BaseException:
+        delete_all(storage, staged.values())
+        raise
+    crashpoint("schedule.after-staged")
+    made: list[str] = []
+    try:
+        for link, _t in items:
+            storage.promote_staged(staged[link], link, checked=safe)
+            made.append(link)
+            crashpoint("schedule.after-link")
+    except BaseException:
+        delete_all(storage, made)
+        delete_all(storage, [staged[link] for link, _t in items[len(made):]])
+        raise
+    return made
+
+
+def _make_links(storage: Storage, items, make, n: int, point: str | None = "schedule.after-link") -> list[str]:
+    """``make(path, target)`` for each item by ``n`` threads: the paths it returned (None: made
+    nothing), ``point`` hit in the calling thread after each; on an error all of them are deleted."""
     made: list[str] = []
     if n <= 1:
         try:
             for link, target in items:
-                if make(link, target) is not None:
-                    made.append(link)
-                    crashpoint("schedule.after-link")
+                if (got := make(link, target)) is not None:
+                    made.append(got)
+                    if point:
+                        crashpoint(point)
         except BaseException:
             delete_all(storage, made)
             raise
@@ -243,8 +305,8 @@ def _make_links(storage: Storage, items, make, n: int) -> list[str]:
             for link, target in chunk:
                 if stop.is_set():
                     break
-                if make(link, target) is not None:
-                    done.append(link)
+                if (got := make(link, target)) is not None:
+                    done.append(got)
         except BaseException as e:  # noqa: BLE001 - handed to the calling thread with what was made
             stop.set()
             return done, e
@@ -262,7 +324,8 @@ def _make_links(storage: Storage, items, make, n: int) -> list[str]:
                 got, err = f.result()
                 for link in got:
                     made.append(link)
-                    crashpoint("schedule.after-link")
+                    if point:
+                        crashpoint(point)
                 if err is not None:
                     raise err
         except BaseException:
@@ -353,7 +416,8 @@ def remove_orphan_links(table: HudiTable, grace: _dt.timedelta = ORPHAN_GRACE,
         found = [p for p in found if not _newer_blocks(storage, p)]
     delete_all(storage, found)
     if found or removed:  # copies in flight when that schedule crashed left temp files named with its instant
-        owners = {lf.parse_log_file_name(posixpath.basename(p)).base_instant for p in (*found, *removed)}
+        owners = {x.base_instant for p in (*found, *removed)
+                  if (x := lf.parse_log_file_name(posixpath.basename(p))) is not None}  # (staged names: none)
         for d in sorted({posixpath.dirname(p) for p in (*found, *removed)}):
             delete_all(storage, [rel for rel, owner, _ in storage.temp_files(d) if owner in owners])
     return removed + found

@@ -60,6 +60,8 @@ from .plans import (
     plan_link_files,
     read_plan,
     remove_orphan_links,
+    staged_files,
+    stages_copies,
 )
 from .results import Outcome, PlanDecision, ScheduleResult
 from .strategy import CompactAllStrategy, EventTimeStrategy
@@ -233,6 +235,7 @@ def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode:
     failure in the process removes them at once (the plan not visible)."""
     instant = plan.instant
     files = tuple(plan_link_files(plan))
+    staged = staged_files(instant, files) if stages_copies(storage, mode) else ()
     hold = contextlib.ExitStack()
     try:  # a scheduler that took the same instant time holds it: this one withdraws
         hold.enter_context(heartbeat.hold(storage, instant, what="schedule"))
@@ -240,13 +243,14 @@ def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode:
         return str(e) if str(e).startswith("conflict") else f"conflict: {e}"
     with hold:
         try:
-            intents.record(storage, intents.Intent(instant, "schedule", files))
+            intents.record(storage, intents.Intent(instant, "schedule", files, staged))
         except InstantExistsError as e:
             return f"conflict: {e}"
         try:
-            out = _publish_files(storage, planned_on, plan, mode, files)
+            out = _publish_files(storage, planned_on, plan, mode, files, staged)
         except BaseException:
             if not any(i.action is Action.COMPACTION for i in Timeline.load(storage).get(instant)):
+                intents.remove_staged(storage, staged)
                 _, kept = intents.remove_copies(storage, files)
                 if not kept:
                     storage.delete(f"{AUX_DIR}/{Instant(instant, Action.COMPACTION, State.REQUESTED).file_name()}")
@@ -257,7 +261,7 @@ def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode:
 
 
 def _publish_files(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode: str,
-                   files=None) -> str | None:
+                   files=None, staged=None) -> str | None:
     """Make the plan's re-exposed logs, then publish the plan (``.aux`` copy, then the requested
     instant) unless another scheduler or a write raced this one: the conflict's reason (None:
     published). A conflict leaves nothing behind."""
@@ -267,10 +271,13 @@ def _publish_files(storage: Storage, planned_on: Timeline, plan: CompactionPlan,
     aux = f"{AUX_DIR}/{req.file_name()}" if layout.layout_of(planned_on) == 1 else None
     # the re-exposed logs go into slice C before the plan is visible (java-coexistence §2.3):
     # whoever executes the plan, Java's compactor included, then leaves a correct slice C. Until
-    # the plan is published slice C is on no timeline: no reader sees these files.
+    # the plan is published slice C is on no timeline: no reader sees these files, until Java's
+    # archiver passes C (then every reader takes slice C as committed). So byte copies are
+    # written under staged names first and renamed at the end (create_links): a kill while the
+    # bytes are written leaves nothing a reader sees, only one among the renames does.
     crashpoint("schedule.before-links")
     try:
-        made = create_links(storage, plan, mode, files=files)
+        made = create_links(storage, plan, mode, files=files, staged=staged)
     except InstantExistsError as e:
         return f"conflict: {e}"
     crashpoint("schedule.before-plan")

@@ -10,7 +10,7 @@ Finds, without changing anything:
 * ``orphan-base`` / ``orphan-log``: data files of an instant that is neither completed nor
   pending (a failed write or compaction that nobody rolled back);
 * ``orphan-link``: a re-exposed log of a compaction that is neither completed nor pending;
-* ``temp-file``: a leftover of an interrupted atomic write;
+* ``temp-file``: a leftover of an interrupted atomic write (or a schedule's staged copy);
 * ``stale-markers``: marker folders of completed instants;
 * ``corrupt-instant``: a completed timeline file (commit JSON, clean/rollback Avro) that does
   not parse (readers and writers would fail on it);
@@ -248,8 +248,16 @@ def _orphan_link_detail(instant: str) -> str:
 
 
 def _check_intents(storage: Storage, found: _Findings) -> None:
-    """An intent still there whose files were not all removed: something else wrote into them."""
-    for it in read_intents(storage):
+    """An intent still there whose files were not all removed: something else wrote into them.
+    A temp file an intent names as a staged copy is reported as what it is."""
+    intents = read_intents(storage)
+    staged = {rel: it for it in intents for rel in it.staged}
+    for p in found.problems:
+        if p["kind"] == "temp-file" and (it := staged.get(p["path"])) is not None:
+            p["detail"] = (f"a copy {it.command} {it.instant} staged and did not rename (it died, or is still running): "
+                           f"no reader sees it; the next command of ours or sensor poke removes it once "
+                           f"{it.instant}'s heartbeat expired, `hudi-etc unschedule --instant {it.instant}` at once")
+    for it in intents:
         changed = [rel for rel, orig in it.files if is_our_copy(storage, rel, orig) is False]
         if changed:
             found.problem("foreign-copy", intent_path(it.instant),

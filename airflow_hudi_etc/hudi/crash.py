@@ -39,6 +39,7 @@ POINTS = (
     "write.after-file",
     "write.before-commit",
     "schedule.before-links",
+    "schedule.after-staged",
     "schedule.after-link",
     "schedule.before-plan",
     "schedule.after-aux-plan",

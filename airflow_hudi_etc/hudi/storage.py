@@ -55,6 +55,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import errno
+import hashlib
 import os
 import posixpath
 import stat as _stat
@@ -108,6 +109,18 @@ def temp_file_owner(name: str) -> str | None:
         return None
     owner = owner[1:] if owner.startswith("i") else owner
     return owner if owner.isdigit() or owner == "" else None
+
+def staged_name(rel: str, owner: str) -> str:
+    """The name a copy destined for ``rel`` is written under first (:meth:`Storage.stage_copy`):
+    a temp-file name beside ``rel`` owned by ``owner`` (``.hudi-etc-tmp-i<owner>-<md5 of rel's
+    name>.tmp``), the same for the same (rel, owner). No reader, cleaner, rollback or archiver
+    of Hudi's takes it for a data file: no ``_`` and no ``.log.`` in it (Java's
+    ``LOG_FILE_PATTERN``, hudi-rs' log-name parser), and ``.tmp`` is no base-file extension."""
+    d, _, name = rel.rpartition("/")
+    tmp = (f"{_TMP_PREFIX}i{''.join(c for c in str(owner) if c.isdigit())[:20]}-"
+           f"{hashlib.md5(name.encode(), usedforsecurity=False).hexdigest()}{_TMP_SUFFIX}")
+    return f"{d}/{tmp}" if d else tmp
+
 
 #: fsspec protocols whose conditional create is atomic (``If-None-Match: *`` on PutObject)
 _CONDITIONAL_PUT_PROTOCOLS = frozenset({"s3", "s3a"})
@@ -788,7 +801,7 @@ class Storage:
         that wrote into the copy in place would change the original too (Java Hudi does not append
         on local storage, ``StorageSchemes``; our writers make new files)."""
         dst_rel = self.check_no_links(dst_rel)
-        if self.is_local and os.environ.get(LOCAL_COPY_ENV, "").strip().lower() == "hardlink":
+        if self.copies_hard_link:
             # the file a symlink chain ends at (os.link does not follow symlinks on Linux before 3.13)
             src, dst = os.path.realpath(self.full(src_rel)), self.full(dst_rel)
             try:
@@ -811,6 +824,76 @@ class Storage:
             return
         # not a server-side CopyObject: that would overwrite; the copy is created only if absent
         self._put_object(self.full(dst_rel), self.read_bytes(src_rel), if_absent=True)
+
+    @property
+    def copies_hard_link(self) -> bool:
+        """Local storage with ``HUDI_ETC_LOCAL_COPY=hardlink``: :meth:`copy` makes hard links."""
+        return self.is_local and os.environ.get(LOCAL_COPY_ENV, "").strip().lower() == "hardlink"
+
+    def stage_copy(self, src_rel: str | None, staged_rel: str, *, durable: bool = True, checked: bool = False) -> None:
+        """Local storage only: write a copy of ``src_rel`` (``None``: an empty file) under
+        ``staged_rel``, a name of :func:`staged_name` that must not exist (:class:`InstantExistsError`),
+        for :meth:`promote_staged` to give it its final name. One open, write (and fsync unless
+        ``durable`` is off: then :meth:`sync_staged` before the renames), no temp file of its own:
+        the staged name is already invisible to every reader. ``checked``: the caller made sure
+        (:meth:`check_no_links`) that no folder on the way is a link and that both paths are safe."""
+        if not self.is_local:
+            raise UnsupportedFeatureError(f"{self.protocol}:// has no rename: copies are made under their final names")
+        data = b"" if src_rel is None else self.read_bytes(src_rel)
+        p = f"{self.base_uri}/{staged_rel}" if checked else self.full(self.check_no_links(staged_rel))
+        try:
+            fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
+        except FileExistsError:
+            raise InstantExistsError(f"{staged_rel} already exists") from None
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            return self.stage_copy(src_rel, staged_rel, durable=durable, checked=checked)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def sync_staged(self, staged_rels) -> None:
+        """Make files written by ``stage_copy(..., durable=False)`` durable: one ``syncfs`` of the
+        table's file system where the C library has it (Linux), else an fsync per file."""
+        try:
+            import ctypes
+
+            syncfs = ctypes.CDLL(None, use_errno=True).syncfs
+        except (OSError, AttributeError):
+            syncfs = None
+        if syncfs is not None:
+            fd = os.open(self.base_uri, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            try:
+                if syncfs(fd) == 0:
+                    return
+            finally:
+                os.close(fd)
+        for rel in staged_rels:
+            fd = os.open(self.full(rel), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def promote_staged(self, staged_rel: str, final_rel: str, *, checked: bool = False) -> None:
+        """Give a staged file (:meth:`stage_copy`) its final name, which must not exist
+        (:class:`InstantExistsError`; the staged file then stays): a hard link and an unlink, two
+        metadata operations, and a reader sees either no file or the whole one. ``checked``: as
+        for :meth:`stage_copy`."""
+        if checked:
+            src, dst = f"{self.base_uri}/{staged_rel}", f"{self.base_uri}/{final_rel}"
+        else:
+            src, dst = self.full(safe_relpath(staged_rel)), self.full(self.check_no_links(final_rel))
+        try:
+            os.link(src, dst, follow_symlinks=False)
+        except FileExistsError:
+            raise InstantExistsError(f"{final_rel} already exists") from None
+        os.unlink(src)
 
     def symlink(self, target_rel: str, link_rel: str) -> None:
         """Create ``link_rel`` as a *relative* symlink to ``target_rel`` (both table-relative)."""

@@ -54,6 +54,7 @@ CASES = [
     ("write.after-file", 2, "w2", "next-write"),
     ("write.before-commit", 1, "w2", "rollback"),
     ("schedule.before-links", 1, "schedule", "rerun"),
+    ("schedule.after-staged", 1, "schedule", "rerun"),  # byte copies only (copy mode, local)
     ("schedule.after-link", 1, "schedule", "rerun"),
     ("schedule.after-link", 2, "schedule", "rerun"),
     ("schedule.before-plan", 1, "schedule", "rerun"),
@@ -97,14 +98,19 @@ CI_V9 = {("write.after-file", 2, "w2"), ("execute.before-commit", 1, "execute"),
          ("clean.before-complete", 1, "clean")}
 
 
+def _copy_only(point: str) -> bool:
+    """No split log without exact split; no staged copy with symlinks."""
+    return "split-log" in point or point == "schedule.after-staged"
+
+
 def _params():
     out = []
     for point, nth, step, rec in CASES:
-        ci_cfg = "exact-copy" if "split-log" in point else "symlink"
+        ci_cfg = "exact-copy" if _copy_only(point) else "symlink"
         for seed in (4, 9, 11, 2):
             for cfg in CONFIGS:
-                if cfg == "symlink" and "split-log" in point:
-                    continue  # no split log without exact split
+                if cfg == "symlink" and _copy_only(point):
+                    continue
                 marks = () if (seed, cfg) == (4, ci_cfg) else (SLOW,)
                 out.append(pytest.param(point, nth, step, rec, seed, cfg, 6, marks=marks,
                                         id=f"{point}@{nth}-{step}-{rec}-s{seed}-{cfg}"))
@@ -193,9 +199,14 @@ def run_case(sc, point, nth, step, recovery):
         assert len(aux) == (1 if point == "schedule.after-aux-plan" and v6(sc) else 0)  # no .aux copy on v8/v9
         # the re-exposed logs were made before the plan: invisible orphans validate reports
         orphans = [x["path"] for x in validate(str(p))["problems"] if x["kind"] == "orphan-link"]
-        assert bool(orphans) == (point != "schedule.before-links")
+        assert bool(orphans) == (point not in ("schedule.before-links", "schedule.after-staged"))
+        # killed while the copies' bytes were written: only staged temp files, which no reader sees
+        # (among the renames: the ones not renamed yet)
+        staged = [x["path"] for x in validate(str(p))["problems"] if x["kind"] == "temp-file"]
+        assert bool(staged) == (point == "schedule.after-staged") or point == "schedule.after-link"
         assert_snapshot(sc)
         instant = do_schedule(sc)  # a fresh plan
+        assert not any(Storage(str(p)).exists(x) for x in staged)  # the dead schedule's intent finished
         if orphans:
             (stale,) = {parse_log_file_name(x.rsplit("/", 1)[-1]).base_instant for x in orphans}
             assert stale != instant and (not aux or aux[0].split(".")[0] == stale)
@@ -291,7 +302,7 @@ def _java_params():
     out = []
     for version, line in VERSION_LINES:
         for point, nth, step, rec in CASES:
-            cfg = "exact-copy" if "split-log" in point else ("symlink" if version == 6 else "copy")
+            cfg = "exact-copy" if _copy_only(point) else ("symlink" if version == 6 else "copy")
             marks = [pytest.mark.java] + ([] if (point, nth, step) in JAVA_CI[line] else [SLOW])
             out.append(pytest.param(point, nth, step, rec, cfg, version, line, marks=marks,
                                     id=f"{point}@{nth}-{step}-{rec}-{cfg}-v{version}-hudi{line}"))

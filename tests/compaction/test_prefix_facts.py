@@ -68,22 +68,25 @@ class LogReads:
     def __init__(self, monkeypatch):
         self.paths: list[str] = []
         self.copying = False
-        real, real_copy = Storage.read_bytes, Storage.copy
+        real = Storage.read_bytes
 
         def read_bytes(st, rel, *a, **k):
             if ".log." in rel and not self.copying:
                 self.paths.append(rel)
             return real(st, rel, *a, **k)
 
-        def copy(st, *a, **k):
-            self.copying = True
-            try:
-                return real_copy(st, *a, **k)
-            finally:
-                self.copying = False
+        def copying(real_copy):
+            def copy(st, *a, **k):
+                self.copying = True
+                try:
+                    return real_copy(st, *a, **k)
+                finally:
+                    self.copying = False
+            return copy
 
         monkeypatch.setattr(Storage, "read_bytes", read_bytes)
-        monkeypatch.setattr(Storage, "copy", copy)
+        for name in ("copy", "stage_copy"):  # (copy mode on local storage stages its copies)
+            monkeypatch.setattr(Storage, name, copying(getattr(Storage, name)))
 
 
 def plan_shape(path, instant):
@@ -322,20 +325,23 @@ def _many_groups(tmp_path):
     return init
 
 
-def test_a_failing_copy_removes_every_link_the_pool_made(tmp_path, monkeypatch):
+@pytest.mark.parametrize("method,local_copy", [("stage_copy", ""), ("copy", "hardlink")])
+def test_a_failing_copy_removes_every_link_the_pool_made(tmp_path, monkeypatch, method, local_copy):
     from airflow_hudi_etc.compaction import plans
+    from airflow_hudi_etc.hudi.storage import LOCAL_COPY_ENV
 
     path = _many_groups(tmp_path)
-    real = Storage.copy
+    monkeypatch.setenv(LOCAL_COPY_ENV, local_copy)
+    real = getattr(Storage, method)
     seen = []
 
-    def copy(st, src, dst):
+    def copy(st, src, dst, **k):
         seen.append(dst)
         if len(seen) == 7:
             raise OSError("the store refused")
-        return real(st, src, dst)
+        return real(st, src, dst, **k)
 
-    monkeypatch.setattr(Storage, "copy", copy)
+    monkeypatch.setattr(Storage, method, copy)
     monkeypatch.setenv(plans.LINK_WORKERS_ENV, "4")
     with pytest.raises(OSError, match="refused"):
         sched(path, 2, link_mode="copy")
@@ -343,10 +349,37 @@ def test_a_failing_copy_removes_every_link_the_pool_made(tmp_path, monkeypatch):
     left = [p for p in (path).rglob("*") if "999999999-0-0" in p.name or ".hudi-etc-tmp" in p.name]
     assert left == []
     assert not list((path / ".hoodie").glob("*.compaction.requested"))
-    monkeypatch.setattr(Storage, "copy", real)
+    monkeypatch.setattr(Storage, method, real)
     res = sched(path, 2, link_mode="copy")  # and a schedule after it makes the 24 copies
     assert res.instant and sum(x[2] for x in plan_shape(path, res.instant)) == 24
     assert len([p for p in path.rglob("*") if "999999999-0-0" in p.name]) == 24
+
+
+def test_a_failing_rename_removes_the_renamed_and_the_staged(tmp_path, monkeypatch):
+    """Staged copies (copy mode, local): a rename that fails after some went through leaves no
+    copy under its final name and no staged file; the next schedule makes all 24 again."""
+    path = _many_groups(tmp_path)
+    real = Storage.promote_staged
+    seen = []
+
+    def promote(st, staged, final, **k):
+        assert st.exists(staged)
+        if not seen:  # every copy is staged before the first rename: none under its final name yet
+            assert not list(path.rglob("*999999999-0-0")) and len(list(path.rglob(".hudi-etc-tmp-*"))) == 24
+        seen.append(final)
+        if len(seen) == 5:
+            raise OSError("rename refused")
+        return real(st, staged, final, **k)
+
+    monkeypatch.setattr(Storage, "promote_staged", promote)
+    with pytest.raises(OSError, match="rename refused"):
+        sched(path, 2, link_mode="copy")
+    left = [p for p in path.rglob("*") if "999999999-0-0" in p.name or ".hudi-etc-tmp" in p.name]
+    assert left == [] and len(seen) == 5
+    assert not list((path / ".hoodie").glob("*.compaction.requested"))
+    monkeypatch.setattr(Storage, "promote_staged", real)
+    res = sched(path, 2, link_mode="copy")
+    assert res.instant and len([p for p in path.rglob("*") if "999999999-0-0" in p.name]) == 24
 
 
 @pytest.mark.parametrize("workers", ["1", "4"])

@@ -60,7 +60,7 @@ JAVA_DDL = "key string, ts bigint, event_time bigint, value double, note string,
 CRASHES = {
     "write": ["write.after-requested@1", "write.after-inflight@1", "write.after-file@1", "write.after-file@2",
               "write.before-commit@1"],
-    "schedule": ["schedule.before-links@1", "schedule.after-link@1", "schedule.after-link@2",
+    "schedule": ["schedule.before-links@1", "schedule.after-staged@1", "schedule.after-link@1", "schedule.after-link@2",
                  "schedule.before-plan@1", "schedule.after-aux-plan@1"],
     "execute": ["execute.after-inflight@1", "execute.mid-base-file@1", "execute.after-base-file@1",
                 "execute.after-base-file@2", "execute.after-split-log@1", "execute.after-split-log@2",
