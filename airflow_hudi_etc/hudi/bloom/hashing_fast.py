@@ -2,13 +2,12 @@
 
 Every function here computes exactly what :func:`.hashing.positions_reference` gives key by key
 (tests check it on random and edge inputs): Murmur and Jenkins rounds on uint32 vectors of keys
-of one length, the remainder by multiply-and-shift instead of a division, and keys packed in one
+of one length, the remainder by numpy's division by a scalar, and keys packed in one
 UTF-8 buffer (:class:`PackedKeys`) instead of a bytes object per key.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -30,31 +29,19 @@ def _rot_fast(x: np.ndarray, k: int) -> np.ndarray:
 def abs_mod_fast(h: np.ndarray, vector_size: int, out: np.ndarray, tmp: np.ndarray) -> None:
     """``out[:] = abs(int32(h)) % vector_size`` for uint32 ``h`` (Java's ``Math.abs(h % size)``).
 
-    The remainder is taken with a multiply and a shift instead of a division (an integer
-    division costs as much as the whole hash round): for 0 <= n < 2**31 and
-    ``m = ceil(2**(31 + l) / d)``, ``l = ceil(log2 d)``, ``n // d == (m * n) >> (31 + l)``
-    exactly (Granlund & Montgomery 1994, thm. 4.2), and ``m * n`` < 2**64. The one value it
-    does not cover, ``abs(INT_MIN) = 2**31``, is fixed up apart.
+    ``abs`` on the int32 view leaves INT_MIN as it is; read back as uint32 that is 2**31, its
+    true absolute value, so every value is then a non-negative uint32 and Java's truncating
+    ``%`` of the signed value has the same magnitude as the unsigned remainder. The remainder
+    is ``a - (a // size) * size``: numpy divides a uint32 vector by one scalar with a
+    precomputed multiply-and-shift (several times faster than its ``%``, which divides
+    element by element).
     """
-    np.right_shift(h.view(np.int32), 31, out=tmp.view(np.int32))  # 0 or -1: the sign
-    a = np.bitwise_xor(h, tmp)
-    np.subtract(a, tmp, out=a)  # two's-complement abs, as uint32 (INT_MIN -> 2**31)
-    m, shift = _div_magic(vector_size)
-    n = a.astype(np.uint64)
-    q = n * np.uint64(m)
-    q >>= np.uint64(shift)
-    q *= np.uint64(vector_size)
-    n -= q
-    top = a == np.uint32(1 << 31)
-    if top.any():
-        n[top] = (1 << 31) % vector_size
-    out[:] = n
-
-
-@lru_cache(maxsize=16)
-def _div_magic(d: int) -> tuple[int, int]:
-    ell = max(0, (d - 1).bit_length())
-    return -(-(1 << (31 + ell)) // d), 31 + ell
+    np.abs(h.view(np.int32), out=tmp.view(np.int32))
+    d = np.uint32(vector_size)
+    q = np.floor_divide(tmp, d)
+    np.multiply(q, d, out=q)
+    np.subtract(tmp, q, out=tmp)  # in uint32, then one widening copy (a mixed-type ufunc is slower)
+    out[:] = tmp
 
 
 def murmur_positions_fast(data: np.ndarray, nb_hash: int, vector_size: int) -> np.ndarray:
