@@ -106,26 +106,29 @@ def p1_merge_kernel(cfg, work: str) -> Figure:
     from airflow_hudi_etc.compaction.execution import execute
 
     src = bd.cached_table(cfg.data_dir, "fg", n_rows=cfg.p1_rows, update_frac=0.1, n_logs=5)
+    load0 = os.getloadavg()[0]
     upd_path = src + ".updates.parquet"
     if not os.path.exists(upd_path):
         _latest_updates_parquet(src, upd_path)
     base_path, logs = _base_and_logs(src)
     copy = os.path.join(work, "p1")
     out_path = os.path.join(work, "p1-ceiling.parquet")
-    ours_t, ceil_t = [], []
+    ours_t, ceil_t, ours_cpu, ceil_cpu = [], [], [], []
     rows_out = 0
     with _single_core():
         # warm-up: imports (pyarrow.dataset, pandas, the Avro decoder) are paid once per process
         ceiling_merge(base_path, upd_path, out_path)
         for _ in range(cfg.reps):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             rows_out = ceiling_merge(base_path, upd_path, out_path)
             ceil_t.append(time.perf_counter() - t)
+            ceil_cpu.append(time.process_time() - c)
             bd.fresh_copy(src, copy)
             _schedule_all(copy)
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             m = execute(copy)
             ours_t.append(time.perf_counter() - t)
+            ours_cpu.append(time.process_time() - c)
             assert m["logs_compacted"] == 5, m
         # where our time goes (same data, same run): the parts the ceiling does not have
         from airflow_hudi_etc.hudi import bloom as bloom_mod
@@ -152,13 +155,17 @@ def p1_merge_kernel(cfg, work: str) -> Figure:
     n = cfg.p1_rows
     return Figure(
         "P1", "merge kernel: one file group, our execute vs the pure-Arrow ceiling", round(100 * ratio, 1),
-        "% of ceiling", "≥ 50% of the ceiling", round(ratio / 0.5, 2), ratio >= 0.5,
+        "% of ceiling", "≥ 75% of the ceiling (issue 25)", round(ratio / 0.75, 2), ratio >= 0.75,
         details={
             "base rows": n, "update rows (in 5 logs)": int(n * 0.1), "distinct updated keys": pq.read_metadata(upd_path).num_rows,
             "group on disk (MB)": round((os.path.getsize(base_path) + sum(map(os.path.getsize, logs))) / 1e6, 1),
             "ours: execute s (median)": round(ours, 3), "ceiling s (median)": round(ceil, 3),
             "ours rows/s/core": int(n / ours), "ceiling rows/s/core": int(n / ceil),
             "runs": cfg.reps, "ours all": [round(x, 3) for x in ours_t], "ceiling all": [round(x, 3) for x in ceil_t],
+            "ours: execute CPU s (median)": round(statistics.median(ours_cpu), 3),
+            "ceiling CPU s (median)": round(statistics.median(ceil_cpu), 3),
+            "ratio by CPU time (%)": round(100 * statistics.median(ceil_cpu) / statistics.median(ours_cpu), 1),
+            "load average (1 min) at start / end": f"{load0:.2f} / {os.getloadavg()[0]:.2f}",
             "part: decode + fold the 5 Avro logs (s)": round(t_scan, 3),
             "part: Hudi bloom filter + key range of the new base (s)": round(t_bloom, 3),
             "part: read the base parquet (s)": round(t_read, 3),
@@ -166,6 +173,8 @@ def p1_merge_kernel(cfg, work: str) -> Figure:
             "ratio without log decoding and bloom (%)": round(100 * ceil / max(1e-9, ours - t_scan - t_bloom), 1),
         },
         notes=["pyarrow limited to 1 CPU thread and 1 I/O thread for both (rows/s/core = rows/s)",
+               "headline: wall-clock medians; CPU time (time.process_time) beside it, steadier when other "
+               "processes share the cores (ours also waits for fsync, which is not CPU)",
                "ours = `execute` of a plan made by `schedule` (local engine): decode the Avro logs, fold them "
                "with Hudi's rules, merge with the base, bloom filter + key range footer, write, commit",
                "ceiling = pq.read_table(base) + pq.read_table(updates already as latest-per-key Arrow) + "

@@ -412,24 +412,32 @@ def arrow_decoder(schema_json: str) -> tuple[pa.Schema, Callable[[_Rows], list[p
 
 
 def record_bounds(content: bytes, count: int) -> tuple[np.ndarray, np.ndarray]:
-    """(start, end) of every record after its 4-byte length; :class:`Mismatch` on an overrun."""
-    n = len(content)
-    starts = np.empty(count, np.int64)
-    ends = np.empty(count, np.int64)
+    """(start, end) of every record after its 4-byte length; :class:`Mismatch` on an overrun.
+
+    Each length says where the next one is, so this is one step per record; the step does
+    only what it must (read the length, note the start), the ends follow from the starts."""
+    if count <= 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    starts = [0] * count
     unpack = _I32.unpack_from
     pos = 8
-    for i in range(count):
-        if n - pos < 4:
-            raise Mismatch("record length")
-        ln = unpack(content, pos)[0]
-        pos += 4
-        end = pos + ln
-        if ln < 0 or end > n:
-            raise Mismatch("record length")
-        starts[i] = pos
-        ends[i] = end
-        pos = end
-    return starts, ends
+    try:
+        for i in range(count):
+            ln = unpack(content, pos)[0]  # struct.error past the end
+            pos += 4
+            starts[i] = pos
+            pos += ln
+            if ln < 0:
+                raise Mismatch("record length")
+    except struct.error:
+        raise Mismatch("record length") from None
+    if pos > len(content):
+        raise Mismatch("record length")
+    s = np.array(starts, np.int64)
+    e = np.empty(count, np.int64)
+    e[:-1] = s[1:] - 4
+    e[-1] = pos
+    return s, e
 
 
 def decode_avro_content(content: bytes, count: int, schema_json: str) -> pa.Table:

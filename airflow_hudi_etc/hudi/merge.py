@@ -432,6 +432,44 @@ def fold_blocks(
 
 
 # ----------------------------------------------------------------- merging with the base
+class _KeyIndex:
+    """Base keys → their index among the log keys, batch by batch.
+
+    ``pc.index_in`` hashes its whole value set at every call: a base file read in batches
+    would hash every log key once per batch. The log keys are sorted once instead, and each
+    batch is looked up only among the log keys inside its own key range (min to max): one
+    sorted slice of them. A base file whose batches cover narrow key ranges (written sorted,
+    as bulk inserts and compactions of sorted files leave them) then hashes each log key about
+    once; a batch whose range covers every log key is looked up among all of them, as before.
+    """
+
+    def __init__(self, lookup: pa.Array):
+        self.lookup = lookup
+        order = pc.sort_indices(lookup)  # stable: a duplicate key keeps its first index first
+        self.sorted = lookup.take(order)
+        self.order = order.to_numpy(zero_copy_only=False).astype(np.int64)
+
+    def positions(self, keys: pa.Array) -> np.ndarray:
+        n = len(self.lookup)
+        if keys.type != self.lookup.type:
+            keys = keys.cast(self.lookup.type)
+        mm = pc.min_max(keys)
+        lo, hi = mm["min"], mm["max"]
+        if not lo.is_valid:  # no key in the batch
+            return np.full(len(keys), -1, dtype=np.int64)
+        start = pc.sum(pc.less(self.sorted, lo)).as_py() or 0
+        stop = pc.sum(pc.less_equal(self.sorted, hi)).as_py() or 0
+        if stop <= start:
+            return np.full(len(keys), -1, dtype=np.int64)
+        whole = start == 0 and stop == n
+        value_set = self.lookup if whole else self.sorted.slice(start, stop - start)
+        pos = pc.fill_null(pc.index_in(keys, value_set=value_set), -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        if not whole:
+            hit = pos >= 0
+            pos[hit] = self.order[start + pos[hit]]
+        return pos
+
+
 class SliceMerger:
     """Applies folded log records to base records, batch by batch (log against base).
 
@@ -452,6 +490,7 @@ class SliceMerger:
         self.compare = (precombine_field if event_time_ordering and precombine_field
                         and precombine_field in schema.names else None)
         self.matched = np.zeros(self.n_records, dtype=bool)
+        self._index: _KeyIndex | None = None  # made at the first lookup
         deleted_flag = np.zeros(self.n_records, dtype=bool)
         if IS_DELETED in schema.names and pa.types.is_boolean(schema.field(IS_DELETED).type):
             deleted_flag = pc.fill_null(_as_array(self.records.column(IS_DELETED)), False).to_numpy(
@@ -464,8 +503,9 @@ class SliceMerger:
 
     def positions(self, base: pa.Table) -> np.ndarray:
         """For each base row: the index of its key among the log keys (records, then deletes), or -1."""
-        pos = pc.index_in(_as_array(base.column(RECORD_KEY)), value_set=self.lookup)
-        return pc.fill_null(pos, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        if self._index is None:
+            self._index = _KeyIndex(self.lookup)
+        return self._index.positions(_as_array(base.column(RECORD_KEY)))
 
     def merge(self, base: pa.Table, *, with_dropped: bool = False):
         """Merged rows of ``base`` (conformed to the schema); with ``with_dropped`` also the base

@@ -2,7 +2,7 @@
 
 hashing_fast (numpy, many keys) against hashing.positions_reference (one key, Python ints) on
 random keys and on edges: every tail length of both hashes, bytes >= 0x80 (sign extension),
-vector sizes 1, powers of two and 2**31-1, a hash of INT_MIN; the multiply-and-shift remainder
+vector sizes 1, powers of two and 2**31-1, a hash of INT_MIN; the remainder
 against Python's ``%``; the bulk row assignment of the dynamic filter against a key-by-key replay
 of Java's ``InternalDynamicBloomFilter.add``.
 """
@@ -67,7 +67,7 @@ def test_fast_hash_equals_reference_random(length, n, seed, hash_type, vector_si
     hashes=st.lists(st.integers(min_value=0, max_value=2**32 - 1), min_size=1, max_size=50),
     vector_size=st.one_of(st.sampled_from(EDGE_SIZES), st.integers(min_value=1, max_value=2**31 - 1)),
 )
-def test_multiply_shift_remainder_equals_java_abs_mod(hashes, vector_size):
+def test_remainder_equals_java_abs_mod(hashes, vector_size):
     hashes = hashes + [0, 1, 2**31 - 1, 2**31, 2**31 + 1, 2**32 - 1]  # 2**31 is INT_MIN: abs overflows
     h = np.asarray(hashes, dtype=np.uint32)
     out = np.empty(len(hashes), dtype=np.intp)
@@ -121,3 +121,24 @@ def test_bulk_row_assignment_equals_key_by_key_replay(nr, max_entries, batches):
     for n in batches:
         got += f._assign_rows(n).tolist()
     assert got == _rows_one_by_one(nr, max_entries, batches)
+
+
+@pytest.mark.parametrize("chunk", [7, 64, 500])
+def test_keys_spread_over_rows_set_each_rows_bits(chunk):
+    """One scatter over the rows laid end to end sets, in each row, the bits of the keys Java's
+    row rule gives it: each row equals a SIMPLE filter of just those keys (keys of mixed lengths,
+    so the packed path's per-length batches carry their keys' rows too)."""
+    from airflow_hudi_etc.hudi.bloom import SimpleBloomFilter
+
+    rng = np.random.default_rng(chunk)
+    keys = [f"key-{int(i)}" + "x" * int(rng.integers(0, 4)) for i in rng.choice(10**6, 500, replace=False)]
+    f = DynamicBloomFilter.create(num_entries=40, fpp=0.01, max_entries=150)  # 4 rows, then round-robin
+    batches = [keys[i:i + chunk] for i in range(0, len(keys), chunk)]
+    for b in batches:
+        f.add_all(b)
+    rows = _rows_one_by_one(40, 150, [len(b) for b in batches])
+    assert f.num_rows == 4
+    for r in range(4):
+        want = SimpleBloomFilter(f.vector_size, f.nb_hash, MURMUR_HASH)
+        want.add_all([k for k, row in zip(keys, rows) if row == r])
+        assert np.array_equal(f._matrix[r], want._rows()[0]), r

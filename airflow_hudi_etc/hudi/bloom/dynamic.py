@@ -40,7 +40,28 @@ class DynamicBloomFilter(BloomFilter):
         self._current_nb_record = 0
         self._reached_max = False
         self._cur_matrix_index = 0
-        self._matrix: list[np.ndarray] = [np.zeros(self._vector_size, dtype=np.bool_)]
+        # the rows, laid end to end in one array (capacity grows by half when full): a batch of
+        # keys spread over rows is then one scatter; ``_matrix`` gives the rows as views
+        self._store = np.zeros((1, self._vector_size), dtype=np.bool_)
+        self._nrows = 1
+
+    @property
+    def _matrix(self) -> list[np.ndarray]:
+        return [self._store[i] for i in range(self._nrows)]
+
+    def _set_rows(self, rows: list[np.ndarray]) -> None:
+        self._store = np.stack(rows) if rows else np.zeros((0, self._vector_size), dtype=np.bool_)
+        self._nrows = len(rows)
+
+    def _add_row(self) -> None:
+        if self._nrows == len(self._store):
+            grown = np.zeros((max(self._nrows + 1, self._nrows * 3 // 2), self._vector_size), dtype=np.bool_)
+            grown[: self._nrows] = self._store[: self._nrows]
+            self._store = grown
+        self._nrows += 1
+
+    def _flat_bits(self) -> np.ndarray:
+        return self._store[: self._nrows].reshape(-1)  # a view: the store is C-contiguous
 
     @classmethod
     def create(
@@ -83,7 +104,7 @@ class DynamicBloomFilter(BloomFilter):
         _check_consumed(r)
         f = cls(vector_size, nb_hash, hash_type, nr, max_entries)
         f._current_nb_record = current
-        f._matrix = matrix
+        f._set_rows(matrix)
         return f
 
     @classmethod
@@ -92,7 +113,7 @@ class DynamicBloomFilter(BloomFilter):
 
     def to_bytes(self) -> bytes:
         header = _header_bytes(self._nb_hash, self._hash_type, self._vector_size)
-        counters = struct.pack(">iii", self._nr, _to_signed32(self._current_nb_record), len(self._matrix))
+        counters = struct.pack(">iii", self._nr, _to_signed32(self._current_nb_record), self._nrows)
         parts = [header, counters]
         for row in self._matrix:
             parts.append(header)
@@ -115,7 +136,7 @@ class DynamicBloomFilter(BloomFilter):
 
     @property
     def num_rows(self) -> int:
-        return len(self._matrix)
+        return self._nrows
 
     def _rows(self) -> list[np.ndarray]:
         return self._matrix
@@ -125,7 +146,7 @@ class DynamicBloomFilter(BloomFilter):
         out = np.empty(n, dtype=np.int64)
         done = 0
         while done < n:
-            rows = len(self._matrix)
+            rows = self._nrows
             if self._reached_max:
                 cnt = n - done
                 out[done:] = (self._cur_matrix_index + np.arange(cnt, dtype=np.int64)) % rows
@@ -134,7 +155,7 @@ class DynamicBloomFilter(BloomFilter):
                 done = n
             elif self._current_nb_record >= self._nr:
                 if rows * self._nr < self._max_entries:
-                    self._matrix.append(np.zeros(self._vector_size, dtype=np.bool_))
+                    self._add_row()
                     self._current_nb_record = 0
                 else:  # bound reached: this key goes to row 0, later ones round-robin
                     self._reached_max = True
@@ -151,6 +172,6 @@ class DynamicBloomFilter(BloomFilter):
     def __repr__(self) -> str:
         return (
             f"DynamicBloomFilter(vector_size={self._vector_size}, nb_hash={self._nb_hash}, "
-            f"hash_type={self._hash_type}, nr={self._nr}, rows={len(self._matrix)}, "
+            f"hash_type={self._hash_type}, nr={self._nr}, rows={self._nrows}, "
             f"current_nb_record={self._current_nb_record}, max_entries={self._max_entries})"
         )

@@ -55,28 +55,21 @@ class BloomFilter:
 
     # -- batches
     def add_all(self, keys: Iterable[str | bytes]) -> None:
-        """Add keys in order (the order matters only for which row of a dynamic filter they fill)."""
+        """Add keys in order (the order matters only for which row of a dynamic filter they fill).
+
+        The rows are one array laid end to end (:meth:`_flat_bits`): a key's positions are
+        offset by the start of its row and every batch is one scatter, whichever rows its keys
+        fall in."""
         encoded = pack_keys_fast(keys)  # validate everything before changing any state
         if not len(encoded):
             return
         targets = self._assign_rows(len(encoded))
-        rows = self._rows()
-        for idx, pos in positions_fast(encoded, self._nb_hash, self._vector_size, self._hash_type):
-            by_round = pos.T  # (nb_hash, n): contiguous for the numpy Murmur path
-            if targets is None:
-                rows[0][by_round.ravel()] = True
-                continue
-            t = targets[idx]
-            first = int(t[0])
-            if bool((t == first).all()):
-                rows[first][by_round.ravel()] = True
-                continue
-            # keys spread over rows: one scatter into the rows laid end to end, then per row
-            lo, hi = int(t.min()), int(t.max())
-            span = np.zeros((hi - lo + 1) * self._vector_size, dtype=np.bool_)
-            span[(by_round + ((t - lo) * self._vector_size)[None, :]).ravel()] = True
-            for r in range(lo, hi + 1):
-                rows[r] |= span[(r - lo) * self._vector_size : (r - lo + 1) * self._vector_size]
+        offsets = None
+        if targets is not None and targets.any():
+            offsets = targets * np.int64(self._vector_size)
+        flat = self._flat_bits()
+        for _idx, pos in positions_fast(encoded, self._nb_hash, self._vector_size, self._hash_type, offsets):
+            flat[pos.T.ravel()] = True  # (nb_hash, n): contiguous for the numpy Murmur path
 
     def might_contain_many(self, keys: Iterable[str | bytes]) -> list[bool]:
         encoded = pack_keys_fast(keys)
@@ -103,6 +96,10 @@ class BloomFilter:
 
     def _assign_rows(self, n: int) -> np.ndarray | None:
         """Row index for each of ``n`` keys about to be added (None: all in row 0)."""
+        raise NotImplementedError
+
+    def _flat_bits(self) -> np.ndarray:
+        """The rows laid end to end, one writable 1-D array (row ``r`` at ``r * vector_size``)."""
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -149,6 +146,9 @@ class SimpleBloomFilter(BloomFilter):
 
     def _assign_rows(self, n: int) -> None:
         return None
+
+    def _flat_bits(self) -> np.ndarray:
+        return self._bits
 
     @property
     def bit_count(self) -> int:

@@ -2,13 +2,12 @@
 
 Every function here computes exactly what :func:`.hashing.positions_reference` gives key by key
 (tests check it on random and edge inputs): Murmur and Jenkins rounds on uint32 vectors of keys
-of one length, the remainder by multiply-and-shift instead of a division, and keys packed in one
+of one length, the remainder by numpy's division by a scalar, and keys packed in one
 UTF-8 buffer (:class:`PackedKeys`) instead of a bytes object per key.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -30,36 +29,27 @@ def _rot_fast(x: np.ndarray, k: int) -> np.ndarray:
 def abs_mod_fast(h: np.ndarray, vector_size: int, out: np.ndarray, tmp: np.ndarray) -> None:
     """``out[:] = abs(int32(h)) % vector_size`` for uint32 ``h`` (Java's ``Math.abs(h % size)``).
 
-    The remainder is taken with a multiply and a shift instead of a division (an integer
-    division costs as much as the whole hash round): for 0 <= n < 2**31 and
-    ``m = ceil(2**(31 + l) / d)``, ``l = ceil(log2 d)``, ``n // d == (m * n) >> (31 + l)``
-    exactly (Granlund & Montgomery 1994, thm. 4.2), and ``m * n`` < 2**64. The one value it
-    does not cover, ``abs(INT_MIN) = 2**31``, is fixed up apart.
+    ``abs`` on the int32 view leaves INT_MIN as it is; read back as uint32 that is 2**31, its
+    true absolute value, so every value is then a non-negative uint32 and Java's truncating
+    ``%`` of the signed value has the same magnitude as the unsigned remainder. The remainder
+    is ``a - (a // size) * size``: numpy divides a uint32 vector by one scalar with a
+    precomputed multiply-and-shift (several times faster than its ``%``, which divides
+    element by element).
     """
-    np.right_shift(h.view(np.int32), 31, out=tmp.view(np.int32))  # 0 or -1: the sign
-    a = np.bitwise_xor(h, tmp)
-    np.subtract(a, tmp, out=a)  # two's-complement abs, as uint32 (INT_MIN -> 2**31)
-    m, shift = _div_magic(vector_size)
-    n = a.astype(np.uint64)
-    q = n * np.uint64(m)
-    q >>= np.uint64(shift)
-    q *= np.uint64(vector_size)
-    n -= q
-    top = a == np.uint32(1 << 31)
-    if top.any():
-        n[top] = (1 << 31) % vector_size
-    out[:] = n
+    np.abs(h.view(np.int32), out=tmp.view(np.int32))
+    d = np.uint32(vector_size)
+    q = np.floor_divide(tmp, d)
+    np.multiply(q, d, out=q)
+    np.subtract(tmp, q, out=tmp)  # in uint32, then one widening copy (a mixed-type ufunc is slower)
+    out[:] = tmp
 
 
-@lru_cache(maxsize=16)
-def _div_magic(d: int) -> tuple[int, int]:
-    ell = max(0, (d - 1).bit_length())
-    return -(-(1 << (31 + ell)) // d), 31 + ell
-
-
-def murmur_positions_fast(data: np.ndarray, nb_hash: int, vector_size: int) -> np.ndarray:
+def murmur_positions_fast(data: np.ndarray, nb_hash: int, vector_size: int,
+                          offsets: np.ndarray | None = None) -> np.ndarray:
     """(n, L) uint8 keys of one length -> (n, nb_hash) positions (a transposed view of rows
-    of one hash round each: every step works in place on contiguous uint32 vectors)."""
+    of one hash round each: every step works in place on contiguous uint32 vectors).
+    ``offsets``: one int64 per key added to each of its positions (the start of the key's row
+    when the rows of a dynamic filter are laid end to end)."""
     n, length = data.shape
     n4 = length >> 2
     blocks = None
@@ -96,10 +86,13 @@ def murmur_positions_fast(data: np.ndarray, nb_hash: int, vector_size: int) -> n
         np.right_shift(h, s15, out=tmp)
         np.bitwise_xor(h, tmp, out=h)
         abs_mod_fast(h, vector_size, out[i], tmp)
+        if offsets is not None:
+            out[i] += offsets
     return out.T
 
 
-def jenkins_positions_fast(data: np.ndarray, nb_hash: int, vector_size: int) -> np.ndarray:
+def jenkins_positions_fast(data: np.ndarray, nb_hash: int, vector_size: int,
+                           offsets: np.ndarray | None = None) -> np.ndarray:
     n, length = data.shape
     nblk = (length - 1) // 12 + 1
     padded = np.zeros((n, nblk * 12), dtype=np.uint8)
@@ -131,20 +124,24 @@ def jenkins_positions_fast(data: np.ndarray, nb_hash: int, vector_size: int) -> 
         b ^= a; b -= _rot_fast(a, 14)  # noqa: E702
         c ^= b; c -= _rot_fast(b, 24)  # noqa: E702
         out[:, r] = np.abs(c.view(np.int32).astype(np.int64)) % vector_size
+        if offsets is not None:
+            out[:, r] += offsets
         seed = c
     return out
 
 
 def iter_positions_fast(
-    encoded: Sequence[bytes], nb_hash: int, vector_size: int, hash_type: int
+    encoded: Sequence[bytes], nb_hash: int, vector_size: int, hash_type: int, offsets: np.ndarray | None = None
 ) -> Iterator[tuple[np.ndarray | slice, np.ndarray]]:
-    """Yield (index into ``encoded``, (n, nb_hash) positions) for batches of equal-length keys."""
+    """Yield (index into ``encoded``, (n, nb_hash) positions) for batches of equal-length keys
+    (``offsets``: one int64 per key of ``encoded``, added to its positions)."""
     total = len(encoded)
     if total == 0:
         return
     if total <= _SCALAR_LIMIT:
         pos = [positions_reference(b, nb_hash, vector_size, hash_type) for b in encoded]
-        yield slice(0, total), np.asarray(pos, dtype=np.int64).reshape(total, nb_hash)
+        pos = np.asarray(pos, dtype=np.int64).reshape(total, nb_hash)
+        yield slice(0, total), pos if offsets is None else pos + offsets[:, None]
         return
     hasher = murmur_positions_fast if hash_type == MURMUR_HASH else jenkins_positions_fast
     lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=total)
@@ -155,13 +152,13 @@ def iter_positions_fast(
         if bool((lens == first).all()):
             raw = b"".join(encoded[start:stop])
             data = np.frombuffer(raw, dtype=np.uint8).reshape(stop - start, first)
-            yield slice(start, stop), hasher(data, nb_hash, vector_size)
+            yield slice(start, stop), hasher(data, nb_hash, vector_size, _part(offsets, slice(start, stop)))
             continue
         for length in np.unique(lens).tolist():
             idx = np.flatnonzero(lens == length) + start
             raw = b"".join([encoded[i] for i in idx.tolist()])
             data = np.frombuffer(raw, dtype=np.uint8).reshape(len(idx), length)
-            yield idx, hasher(data, nb_hash, vector_size)
+            yield idx, hasher(data, nb_hash, vector_size, _part(offsets, idx))
 
 
 class PackedKeys:
@@ -210,29 +207,35 @@ def pack_keys_fast(keys: Iterable[object]) -> "PackedKeys | list[bytes]":
     return PackedKeys(data, offsets)
 
 
+def _part(offsets: np.ndarray | None, idx: np.ndarray | slice) -> np.ndarray | None:
+    return None if offsets is None else np.ascontiguousarray(offsets[idx])
+
+
 def iter_positions_packed_fast(
-    keys: PackedKeys, nb_hash: int, vector_size: int, hash_type: int
+    keys: PackedKeys, nb_hash: int, vector_size: int, hash_type: int, offsets: np.ndarray | None = None
 ) -> Iterator[tuple[np.ndarray | slice, np.ndarray]]:
     """:func:`iter_positions_fast` over packed keys: the same batches, indexes and positions."""
     hasher = murmur_positions_fast if hash_type == MURMUR_HASH else jenkins_positions_fast
     total = len(keys)
-    offsets, data = keys.offsets, keys.data
-    lengths = offsets[1:] - offsets[:-1]
+    row_offsets = offsets
+    key_offsets, data = keys.offsets, keys.data
+    lengths = key_offsets[1:] - key_offsets[:-1]
     for start in range(0, total, _BATCH):
         stop = min(start + _BATCH, total)
         lens = lengths[start:stop]
         first = int(lens[0])
         if bool((lens == first).all()):
-            raw = data[int(offsets[start]) : int(offsets[stop])]
-            yield slice(start, stop), hasher(raw.reshape(stop - start, first), nb_hash, vector_size)
+            raw = data[int(key_offsets[start]) : int(key_offsets[stop])]
+            yield slice(start, stop), hasher(raw.reshape(stop - start, first), nb_hash, vector_size,
+                                             _part(row_offsets, slice(start, stop)))
             continue
         for length in np.unique(lens).tolist():
             idx = np.flatnonzero(lens == length) + start
-            rows = data[offsets[idx][:, None] + np.arange(length, dtype=np.int64)]
-            yield idx, hasher(rows, nb_hash, vector_size)
+            rows = data[key_offsets[idx][:, None] + np.arange(length, dtype=np.int64)]
+            yield idx, hasher(rows, nb_hash, vector_size, _part(row_offsets, idx))
 
 
-def positions_fast(encoded, nb_hash: int, vector_size: int, hash_type: int):
+def positions_fast(encoded, nb_hash: int, vector_size: int, hash_type: int, offsets: np.ndarray | None = None):
     if isinstance(encoded, PackedKeys):
-        return iter_positions_packed_fast(encoded, nb_hash, vector_size, hash_type)
-    return iter_positions_fast(encoded, nb_hash, vector_size, hash_type)
+        return iter_positions_packed_fast(encoded, nb_hash, vector_size, hash_type, offsets)
+    return iter_positions_fast(encoded, nb_hash, vector_size, hash_type, offsets)
