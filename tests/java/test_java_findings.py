@@ -230,3 +230,30 @@ def test_i5_hudi_itself_reads_the_key_twice_after_a_full_compaction(java_hudi, t
     got = judges(java, t.path)
     for judge in ("java", "hudi-rs", "ours"):  # (the two rows come in either order)
         assert got[judge]["k1"][0] == "read twice" and sorted(got[judge]["k1"][1:]) == [111.0, 1111.0], got
+
+
+def _temp_files(path) -> list[str]:
+    return sorted(os.path.join(d, f) for d, _, fs in os.walk(path) for f in fs if f.startswith(".hudi-etc-tmp-"))
+
+
+def test_killed_execute_temp_file_goes_once_java_executed_and_archived_the_plan(java_hudi, tmp_path):
+    """Issue 22 (c), found by the interleavings (v9 seed 2): our execute killed mid-base-file
+    leaves ``.hudi-etc-tmp-i<C>-….tmp``; Java 0.14 then executes plan C and archives it, so no
+    execute of ours runs for C again. The cleanup every command of ours runs (here: the next
+    schedule) removes it, and validate finds nothing."""
+    java = java_hudi("0.14")
+    t = new_table(tmp_path, 6)
+    three_batches(t)
+    s = t.compaction.schedule("2h", compaction_time=DAY2)
+    cli(t.path, "execute", "--instant", s.instant, crash_at="execute.mid-base-file")
+    left = _temp_files(t.path)
+    assert left and all(f"-i{s.instant}-" in f for f in left), left
+    assert java.run_compaction(t.path, s.instant, options=ARCHIVE_OFTEN) == [s.instant]
+    java_writes_elsewhere(java, t, 6)
+    assert archived_past(t.path, s.instant), timeline_names(t.path)
+    assert _temp_files(t.path) == left  # Java leaves our temp file alone
+    t.compaction.schedule("2h", compaction_time="2026-01-03T00:00:00Z")
+    assert _temp_files(t.path) == []
+    report = t.validate()
+    assert report.ok, report.problems
+    assert_all(java, t.path, {"k0": 0.0, "k1": 11.0, "k2": 22.0, "k3": 3.0, "n1": 105.0}, hudi_rs=False)
