@@ -114,7 +114,6 @@ class JavaWorld:
         self.cost = {"java_op": 0.0, "judge_java": 0.0, "judge_other": 0.0, "ours": 0.0}
         self.steps = 0
         self.deferred: list[tuple] = []  # recoveries left for later (the documented ones, run at the end)
-        self.dead_writes: set[str] = set()  # our writes killed before their commit
         self.ro_keys: set[str] = set()  # keys of the last RO read
 
     # ------------------------------------------------------------ state
@@ -304,9 +303,6 @@ class JavaWorld:
         assert rc in (0, 2, crash.EXIT_CODE), (point, rc, proc.stdout, proc.stderr)
         if family == "write" and rc == 0:
             self.applied(rows, op)  # the point was not reached (one file only): it committed
-        elif family == "write":
-            self.dead_writes |= {i.timestamp for i in self.timeline().instants
-                                 if i.is_pending and i.action.value == "deltacommit"}
         if family == "schedule" and rc == 0:
             new = {i.timestamp for i in self.pending_compactions()} - before
             for inst in new:
@@ -436,16 +432,6 @@ class JavaWorld:
         self.cost["java_op" if java else "ours"] += time.monotonic() - t0
         return msg
 
-    def java_rolled_back_our_log(self, problem: dict) -> bool:
-        """A finding of this module (reported, not fixed): on v8/v9, Java 1.x's eager rollback of
-        our killed write T leaves T's log and adds a rollback command block in a log named with T
-        (``..._T.log.1_<Java's token>``); no reader sees either (T is not on the timeline), but
-        ``validate`` reports both as ``orphan-log``. Tolerated here for our killed writes only."""
-        if self.version == 6 or problem.get("kind") != "orphan-log":
-            return False
-        name = problem["path"].rsplit("/", 1)[-1]
-        return any(f"_{t}.log." in name for t in self.dead_writes)
-
     def run(self, steps: int) -> dict:
         base = self.rows(12, 0)
         self.our_write(base)
@@ -487,6 +473,6 @@ class JavaWorld:
         except AssertionError as e:
             raise AssertionError(f"{self.where()}: {e}") from e
         report = validate(str(self.path))
-        problems = [p for p in report["problems"] if not self.java_rolled_back_our_log(p)]
+        problems = report["problems"]  # (Java 1.x's rollback of our killed write: rolled_back_files)
         assert not problems, f"{self.where()}: validate: {problems[:3]}"
         return {"steps": self.steps, "counts": self.counts, "cost": self.cost}
