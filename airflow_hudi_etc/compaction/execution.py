@@ -103,6 +103,7 @@ def _execute(path: str | Storage, *, instant: str | None, engine, storage_option
     hb = held.enter_context(heartbeat.hold(storage, instant, what="compaction execution"))
     folders = [META_DIR, table.config.timeline_dir, *sorted({op.partition for op in plan.operations})]
     record_execution(storage, instant, folders)  # its temp files, for when someone else finishes C
+    held.callback(drop_execution, storage, instant)  # at its end, failed or not (a killed one keeps it)
     heartbeat.remove_stale_temp_files(storage, folders, own=instant)
     if links_precreated(plan):
         verify_links(storage, plan)
@@ -118,7 +119,6 @@ def _execute(path: str | Storage, *, instant: str | None, engine, storage_option
     crash.hook("execute.before-commit-file")
     layout.complete(storage, tl, instant, Action.COMPACTION, layout.commit_data(tl, meta), zone=table.timeline_zone)
     markers.remove_markers(storage, instant)
-    drop_execution(storage, instant)
     return {"instant": instant, "status": "completed", **commit_figures(meta)}
 
 

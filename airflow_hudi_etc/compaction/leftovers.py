@@ -7,7 +7,8 @@ when Java executes C instead (and archives it later), no execute of ours runs fo
 the file stayed for good (``validate``: ``temp-file``; found by the real-Java interleavings).
 
 So ``execute`` records, before its first temp file, ``.hoodie/.aux/hudi-etc/executions/<C>.json``
-naming the folders it writes in, and drops it at its end. :func:`finish_dead_executions` (run by
+naming the folders it writes in, and drops it at its end (completed or failed; a process that
+was killed keeps it). :func:`finish_dead_executions` (run by
 every command of ours with the intents' cleanup, one listing of that folder) finishes the record of
 an execution whose heartbeat expired once C is no longer pending (completed by anyone, archived or
 unscheduled: no execution of C can use the file any more): it deletes C's temp files in those
