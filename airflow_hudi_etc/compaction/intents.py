@@ -141,7 +141,7 @@ def finish_stale_intents(storage: Storage, config=None, *, only_instant: str | N
     keeps its files, a slice on no timeline loses what is still exactly ours. Returns the files
     removed. Cheap when there is nothing to do: one listing of the intent folder. First, the temp
     files of dead executions whose plan is no longer pending (:mod:`.leftovers`)."""
-    from .leftovers import finish_dead_executions
+    from .leftovers import finish_dead_executions, remove_temps_of
 
     finish_dead_executions(storage, config)
     intents = [i for i in read_intents(storage)
@@ -169,6 +169,7 @@ def finish_stale_intents(storage: Storage, config=None, *, only_instant: str | N
         with heartbeat.hold(storage, it.instant, what="orphan removal"):
             done, kept = remove_copies(storage, it.files)
             removed += done
+            remove_temps_of(storage, it.instant, {posixpath.dirname(f) for f, _ in it.files})  # copies in flight
             if kept:
                 continue  # not ours any more: validate reports the intent and these files
             if getattr(config, "layout_version", 1) == 1:

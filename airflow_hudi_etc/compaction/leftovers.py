@@ -70,9 +70,17 @@ def finish_dead_executions(storage: Storage, config=None) -> list[str]:
             continue
         except (ValueError, KeyError, TypeError):
             folders = []  # unreadable: nothing known to remove; the record goes
-        for d in folders:
-            for rel, owner, _ in storage.temp_files(d):
-                if owner == c and storage.delete(rel):
-                    removed.append(rel)
+        removed += remove_temps_of(storage, c, folders)
         drop_execution(storage, c)
+    return removed
+
+
+def remove_temps_of(storage: Storage, instant: str, folders) -> list[str]:
+    """Delete the temp files owned by ``instant`` in ``folders`` (its process is gone: the caller
+    knows). Also used for a dead schedule's copies in flight, once its intent is finished."""
+    removed = []
+    for d in sorted(set(folders)):
+        for rel, owner, _ in storage.temp_files(d):
+            if owner == instant and storage.delete(rel):
+                removed.append(rel)
     return removed

@@ -30,6 +30,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from airflow_hudi_etc.api import Table
 from airflow_hudi_etc.compaction.clean import clean
 from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.lifecycle import rollback, unschedule
@@ -462,8 +463,12 @@ class JavaWorld:
             except HudiEtcError as e:
                 self.log.append(f"final execute {inst}: refused {type(e).__name__}")
                 self.log.append(f"final java_compact {self.java.run_compaction(self.path, inst, options=JAVA_OPTS)}")
-        self.our_write(self.rows(0, 2, reinsert=False))  # finishes a dead schedule's intent
-        self.log.append("final our_write")
+        # through the API, as the CLI and the operators write: it runs the cleanup every command
+        # of ours runs first (a dead schedule's intent, a dead execution's temp files)
+        rows = self.rows(0, 2, reinsert=False)
+        Table(str(self.path)).write(batch(rows))
+        self.applied(rows)
+        self.log.append("final our_write (API)")
         rows = self.rows(0, 4, reinsert=False, java=True)
         self.java.upsert(self.path, rows, schema=JAVA_DDL, options=JAVA_OPTS)
         self.applied(rows)
