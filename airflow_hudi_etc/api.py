@@ -265,8 +265,8 @@ class Table:
 
     def configure(self, *, timeline_zone: str | None = None, java_compaction: str | None = None,
                   **settings: Any) -> Mapping[str, Any]:
-        """Record decisions about the table in its ``hoodie.properties`` once (``hudi-etc
-        configure``): ``timeline_zone``, the Java writers' JVM zone (e.g. ``"Europe/Paris"``) of a
+        """Record decisions about the table once, in ``.hoodie/.aux/hudi-etc/settings.json``
+        (``hudi-etc configure``; Java's CREATE TABLE rewrites ``hoodie.properties`` without them): ``timeline_zone``, the Java writers' JVM zone (e.g. ``"Europe/Paris"``) of a
         table whose ``hoodie.table.timeline.timezone`` is LOCAL, checked against its instants;
         ``java_compaction``: ``"on"`` (Java executes the compactions) or ``"off"``."""
         from .compaction.configure import configure

@@ -95,7 +95,7 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             "only hudi-etc cleans this table (no Java cleaner): link mode auto may then use symlinks"),
         Arg("table_version", int, 6, "6 (Hudi 0.14/0.15), 8 (Hudi 1.0) or 9 (Hudi 1.1)"),
     ), result="Table"),
-    Command("configure", "record a decision about the table once, in its hoodie.properties (hoodie.etc.*)", (
+    Command("configure", "record a decision about the table once, in .hoodie/.aux/hudi-etc/settings.json (hoodie.etc.*)", (
         PATH,
         Arg("timeline_zone", help="the Java writers' JVM time zone (e.g. Europe/Paris), for a table whose "
                                   "hoodie.table.timeline.timezone is LOCAL or unset; "

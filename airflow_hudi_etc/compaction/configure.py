@@ -1,13 +1,16 @@
-"""``hudi-etc configure``: record a decision about the table once, in its own ``hoodie.properties``
-(the ``hoodie.etc.*`` keys of :data:`~airflow_hudi_etc.hudi.etc_metadata.TABLE_SETTINGS`), so that
+"""``hudi-etc configure``: record a decision about the table once, in the table itself (the
+``hoodie.etc.*`` keys of :data:`~airflow_hudi_etc.hudi.etc_metadata.TABLE_SETTINGS`, kept in
+``.hoodie/.aux/hudi-etc/settings.json``: :mod:`~airflow_hudi_etc.hudi.etc_settings`, since a Java
+``CREATE TABLE ... LOCATION`` rewrites ``hoodie.properties`` without them), so that
 every later command, wherever it runs (CLI, API, Airflow workers, Spark drivers and executors),
 reads it from the table instead of from a variable set in every shell.
 
 Each value is normalized, then checked against the table where the table allows it (for the
 timeline zone: the instants already on the timeline, read in that zone, may not lie in the future;
 a table whose ``hoodie.table.timeline.timezone`` is UTC takes only UTC). A refusal writes nothing;
-the same values again write nothing (``unchanged``); the properties are rewritten as Hudi does
-(backup, replace, verify: :func:`~airflow_hudi_etc.hudi.coexistence.update_table_properties`).
+the same values again write nothing (``unchanged``); a table configured by an earlier release
+(its ``hoodie.etc.*`` keys in ``hoodie.properties``) has them copied into the settings file by
+its next configure (``hoodie.properties`` itself is no longer written).
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Callable, Mapping
 
-from ..hudi.coexistence import K_TIMEZONE, timeline_zone_source, update_table_properties, zone_named
+from ..hudi.coexistence import K_TIMEZONE, timeline_zone_source, zone_named
 from ..hudi.errors import InvalidInputError
 from ..hudi.etc_metadata import TABLE_SETTINGS
+from ..hudi.etc_settings import SETTINGS_PATH, read_recorded, record
 from ..hudi.properties import load_table_config
 from ..hudi.storage import Storage
 from ..hudi.table import HudiTable
@@ -55,8 +59,8 @@ CHECKS: dict[str, Callable[[HudiTable, str, _dt.datetime], None]] = {
 def configure(path: str | Storage, *, storage_options: Mapping[str, Any] | None = None,
               now: _dt.datetime | None = None, **settings: Any) -> dict:
     """Record ``settings`` (names of :data:`TABLE_SETTINGS`; None values are left out) in the
-    table's properties. Returns ``{status: configured|unchanged, settings: {name: value}, before:
-    {name: value or None}}``: every recorded setting after the command, and before."""
+    table's settings file. Returns ``{status: configured|unchanged, settings: {name: value}, before:
+    {name: value or None}, recorded_in}``: every recorded setting after the command, and before."""
     unknown = sorted(set(settings) - set(TABLE_SETTINGS))
     if unknown:
         raise InvalidInputError(f"configure: no setting(s) {unknown}; known: {sorted(TABLE_SETTINGS)}")
@@ -71,13 +75,15 @@ def configure(path: str | Storage, *, storage_options: Mapping[str, Any] | None 
         check = CHECKS.get(k)
         if check is not None:
             check(table, v, now)
-    raw = table.config.raw
+    raw = table.config.raw  # hoodie.properties with the recorded settings over it
     before = {k: raw.get(s.key) for k, s in TABLE_SETTINGS.items()}
-    updates = {TABLE_SETTINGS[k].key: v for k, v in values.items() if raw.get(TABLE_SETTINGS[k].key) != v}
-    if updates:
-        update_table_properties(storage, updates)
+    file_before = read_recorded(storage)
+    # the settings file, with the legacy hoodie.etc.* keys of hoodie.properties migrated into it
+    # (kept there too: hoodie.properties is not rewritten)
+    recorded = record(storage, raw, {TABLE_SETTINGS[k].key: v for k, v in values.items()})
     zone, source = timeline_zone_source(load_table_config(storage))
-    return {"status": "configured" if updates else "unchanged", "before": before,
+    return {"status": "configured" if recorded != file_before else "unchanged", "before": before,
+            "recorded_in": SETTINGS_PATH,
             "settings": {**before, **values},
             # what the commands use now: $HUDI_ETC_TIMELINE_TIMEZONE, when set, wins over the record
             "timeline_zone_in_use": None if zone is None else str(zone), "timeline_zone_source": source}

@@ -19,6 +19,7 @@ from typing import Any, Mapping
 import pyarrow as pa
 
 from .intents import finish_stale_intents
+from .leftovers import drop_execution, record_execution
 from ..hudi import etc_keys as keys
 from ..hudi import crash, heartbeat, layout, markers
 from ..hudi import logformat as lf
@@ -92,6 +93,7 @@ def _execute(path: str | Storage, *, instant: str | None, engine, storage_option
     if insts[0].is_completed:  # a retry: report the earlier result
         meta = table.commit_metadata(insts[0])
         markers.remove_markers(storage, instant)  # a run that died right after its commit left them
+        drop_execution(storage, instant)
         return {"instant": instant, "status": "already completed", **commit_figures(meta)}
     plan = read_plan(table, instant)
     _preflight(table, plan)
@@ -99,8 +101,10 @@ def _execute(path: str | Storage, *, instant: str | None, engine, storage_option
     # one execution of a plan at a time: another one's live heartbeat is a typed conflict (an
     # inflight plan is a crashed run's only once its heartbeat expired)
     hb = held.enter_context(heartbeat.hold(storage, instant, what="compaction execution"))
-    heartbeat.remove_stale_temp_files(storage, [META_DIR, *sorted({op.partition for op in plan.operations})],
-                                      own=instant)
+    folders = [META_DIR, table.config.timeline_dir, *sorted({op.partition for op in plan.operations})]
+    record_execution(storage, instant, folders)  # its temp files, for when someone else finishes C
+    held.callback(drop_execution, storage, instant)  # at its end, failed or not (a killed one keeps it)
+    heartbeat.remove_stale_temp_files(storage, folders, own=instant)
     if links_precreated(plan):
         verify_links(storage, plan)
     if insts[0].state is State.INFLIGHT:

@@ -152,7 +152,11 @@ def finish_stale_intents(storage: Storage, config=None, *, only_instant: str | N
     """Finish the intents whose owner is gone (heartbeat expired), or ``only_instant``'s at once
     (``unschedule --instant``: the user says that command is over): a plan that got published
     keeps its files, a slice on no timeline loses what is still exactly ours. Returns the files
-    removed. Cheap when there is nothing to do: one listing of the intent folder."""
+    removed. Cheap when there is nothing to do: one listing of the intent folder. First, the temp
+    files of dead executions whose plan is no longer pending (:mod:`.leftovers`)."""
+    from .leftovers import finish_dead_executions, remove_temps_of
+
+    finish_dead_executions(storage, config)
     intents = [i for i in read_intents(storage)
                if (i.instant == only_instant if only_instant is not None
                    else not heartbeat.is_alive(storage, i.instant))]
@@ -179,6 +183,7 @@ def finish_stale_intents(storage: Storage, config=None, *, only_instant: str | N
             removed += remove_staged(storage, it.staged)
             done, kept = remove_copies(storage, it.files)
             removed += done
+            remove_temps_of(storage, it.instant, {posixpath.dirname(f) for f, _ in it.files})  # copies in flight
             if kept:
                 continue  # not ours any more: validate reports the intent and these files
             if getattr(config, "layout_version", 1) == 1:

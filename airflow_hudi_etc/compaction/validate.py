@@ -8,7 +8,9 @@ Finds, without changing anything:
 * ``broken-plan``: a compaction plan that does not parse or names unsafe paths;
 * ``unsafe-path``: a completed compaction's link operations name a path outside the table;
 * ``orphan-base`` / ``orphan-log``: data files of an instant that is neither completed nor
-  pending (a failed write or compaction that nobody rolled back);
+  pending (a failed write or compaction that nobody rolled back); on versions 8/9 the logs a
+  completed rollback R undid (Java 1.x keeps a failed write's log and adds a rollback block
+  named like it) are listed under ``rolled_back_files`` instead, with R;
 * ``orphan-link``: a re-exposed log of a compaction that is neither completed nor pending;
 * ``temp-file``: a leftover of an interrupted atomic write (or a schedule's staged copy);
 * ``stale-markers``: marker folders of completed instants;
@@ -88,6 +90,7 @@ def validate(path: str | Storage, *, storage_options: Mapping[str, Any] | None =
     _check_markers(storage, completed, found)
     _check_pending_links(table, storage, compactions, found)
     _check_intents(storage, found)
+    rolled_back = _rolled_back_logs(table, found)
     mdt = metadata_table_state(storage, table.config)
     if mdt.present:
         found.problem("metadata-table", ".hoodie/metadata", "a metadata table Java writers list files through: "
@@ -98,6 +101,7 @@ def validate(path: str | Storage, *, storage_options: Mapping[str, Any] | None =
         "metadata_table": mdt.as_dict(),
         "problems": found.problems,
         "pending_files": found.pending_files,
+        "rolled_back_files": rolled_back,
         "files_checked": listing.files,
         "compactions_checked": len(compactions),
     }
@@ -237,6 +241,40 @@ def _check_data_file(storage: Storage, part: str, rel: str, name: str, completed
         found.problem("orphan-link", rel, _orphan_link_detail(p.base_instant))
         return
     found.problem("orphan-log", rel, f"slice {p.base_instant} belongs to no completed or pending instant")
+
+
+def _rolled_back_logs(table: HudiTable, found: _Findings) -> list[dict]:
+    """The ``orphan-log`` findings a completed rollback on the active timeline explains, taken out
+    of the problems: on table versions 8/9 (a log named with the instant that wrote it) Java 1.x's
+    rollback of a failed write T keeps T's log and adds a rollback command block (target T) in a
+    log named with T too. No reader takes either: T is on no timeline and the block says so
+    (measured with the real Java 1.0.2: tests/java/test_java_findings.py). Returned as
+    ``{path, instant: T, rollback: R, detail}``."""
+    orphans = [p for p in found.problems if p["kind"] == "orphan-log"]
+    if not orphans:
+        return []
+    by: dict[str, str] = {}  # T -> the rollback R that undid it
+    for inst in table.timeline.instants:
+        if inst.action is not Action.ROLLBACK or not inst.is_completed:
+            continue
+        try:
+            md = am.read_avro_metadata(table.instant_bytes(inst, State.COMPLETED), am.ROLLBACK_METADATA,
+                                       allow_empty=True)
+        except (FileNotFoundError, HudiEtcError, ValueError):
+            continue  # (a corrupt one is reported by _parse_completed_instants)
+        for t in (md or {}).get("commitsRollback") or ():
+            by.setdefault(t, inst.timestamp)
+    out = []
+    for p in orphans:
+        lp = lf.parse_log_file_name(posixpath.basename(p["path"]))
+        r = by.get(lp.base_instant) if lp is not None else None
+        if r is None:
+            continue
+        found.problems.remove(p)
+        out.append({"path": p["path"], "instant": lp.base_instant, "rollback": r,
+                    "detail": f"written by {lp.base_instant} (or a rollback block for it), which rollback {r} "
+                              f"undid: no reader takes it; harmless, nothing to repair"})
+    return out
 
 
 def _orphan_link_detail(instant: str) -> str:

@@ -171,8 +171,8 @@ class CompactionExtra:
 # ------------------------------------------------------------------ recorded table settings
 @dataclasses.dataclass(frozen=True)
 class TableSetting:
-    """One decision ``hudi-etc configure`` records in ``hoodie.properties`` (``hoodie.etc.*``;
-    Java keeps keys it does not know). ``name``: the API keyword and the CLI option
+    """One decision ``hudi-etc configure`` records (``hoodie.etc.*``, in the settings file of
+    :mod:`.etc_settings`: a Java ``CREATE TABLE ... LOCATION`` drops them from ``hoodie.properties``). ``name``: the API keyword and the CLI option
     (``--<name with dashes>``, defined in :data:`airflow_hudi_etc.contract.COMMANDS`);
     ``normalize``: the given value as stored, or :class:`~.errors.InvalidInputError`. Checks of a
     value against the table (its timeline, its other properties) live in

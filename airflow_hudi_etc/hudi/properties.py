@@ -362,7 +362,8 @@ def merge_mode(props: Mapping[str, str], ordering: tuple[str, ...] | None = None
 
 
 def load_table_config(storage, *, require_mor: bool = True) -> TableConfig:
-    """Read and validate ``.hoodie/hoodie.properties`` (falling back to the backup, as Hudi does)."""
+    """Read and validate ``.hoodie/hoodie.properties`` (falling back to the backup, as Hudi does),
+    with the settings we recorded beside it (:mod:`.etc_settings`) over its ``hoodie.etc.*`` keys."""
     text = None
     for rel in (PROPERTIES_FILE, BACKUP_FILE):
         try:
@@ -374,7 +375,11 @@ def load_table_config(storage, *, require_mor: bool = True) -> TableConfig:
             raise InvalidPropertiesError(f"{rel} is not text") from None
     if text is None:
         raise TableNotFoundError(f"no Hudi table at {storage.base_uri}: {PROPERTIES_FILE} is missing")
-    return TableConfig.from_properties(loads(text), require_mor=require_mor)
+    from .etc_settings import overlay, read_recorded
+
+    # our recorded settings (.hoodie/.aux/hudi-etc/settings.json) over the hoodie.etc.* keys a
+    # Java CREATE TABLE ... LOCATION may have dropped from hoodie.properties
+    return TableConfig.from_properties(overlay(loads(text), read_recorded(storage)), require_mor=require_mor)
 
 
 def _new_table_layout_settings(hive_style: bool) -> dict[str, str]:

@@ -219,9 +219,19 @@ def init_table(
                           precombine_field=precombine_field, event_time_field=event_time_field,
                           partition_field=partition_field, payload=payload, exclusive_cleaner=exclusive_cleaner,
                           table_version=table_version)
+    _record_created_settings(storage, props)
     if not partition_field:
         _ensure_partition_metadata(storage, "", "00000000000000")
     return {"path": storage.base_uri, "table": table_name, "created": True}
+
+
+def _record_created_settings(storage: Storage, props: dict) -> None:
+    """Our ``hoodie.etc.*`` keys of a new table (event-time field, exclusive cleaner) recorded
+    beside hoodie.properties too: a Java ``CREATE TABLE ... LOCATION`` drops them from it
+    (:mod:`.etc_settings`)."""
+    from .etc_settings import record
+
+    record(storage, props, {})
 
 
 def _ensure_partition_metadata(storage: Storage, partition: str, instant: str) -> None:

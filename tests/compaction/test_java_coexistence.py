@@ -1134,3 +1134,28 @@ def test_random_interleavings_with_java_slow(tmp_path, seed):
 @pytest.mark.parametrize("seed", range(100, 140))
 def test_random_interleavings_with_java_1x_slow(tmp_path, seed, version):
     run_interleaving(tmp_path, seed, 24, version)
+
+
+@pytest.mark.parametrize("version", [6, 9])
+def test_a_killed_execute_temp_file_goes_once_java_executed_the_plan(tmp_path, version):
+    """Issue 22 (c), simulator side (the real-Java test: tests/java/test_java_findings.py): our
+    execute killed mid-base-file leaves ``.hudi-etc-tmp-i<C>-….tmp``; Java then executes plan C,
+    so no execute of ours runs for C again. The cleanup every command of ours runs (here: clean)
+    removes it; validate finds nothing."""
+    w = World(tmp_path, 48, version=version)
+    _base(w)
+    _early_then_late(w, sorted(w.model)[:6])
+    res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 2 * H))
+    env = {**__import__("os").environ, crash.ENV: "execute.mid-base-file"}
+    r = subprocess.run([sys.executable, "-m", "airflow_hudi_etc.cli", "execute", "--path", str(w.path)],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == crash.EXIT_CODE, (r.stdout, r.stderr)
+    temps = sorted(str(p) for p in w.path.rglob(".hudi-etc-tmp-*"))
+    assert temps and all(f"-i{res.instant}-" in t for t in temps), temps
+    assert w.java.compact() == res.instant
+    assert sorted(str(p) for p in w.path.rglob(".hudi-etc-tmp-*")) == temps  # Java leaves it
+    clean(str(w.path), retain_commits=10)
+    assert not list(w.path.rglob(".hudi-etc-tmp-*"))
+    report = validate(str(w.path))
+    assert not report["problems"], report["problems"]
+    w.check()

@@ -329,3 +329,28 @@ def test_every_command_and_the_poke_finish_a_dead_schedules_intent(tmp_path, com
         event_time_check(str(w.path), threshold_ms=T0)
     assert not set(copies) & set(w.copies()) and not _intents(w.path)
     assert w.snapshot() == w.model
+
+
+@VERSIONS
+def test_unschedule_of_a_dead_schedule_removes_its_copies_in_flight(tmp_path, version):
+    """A schedule killed while copies were in flight (several copy tasks run at once) leaves
+    their temp files ``.hudi-etc-tmp-i<C>-….tmp`` beside the copies; a copy that never finished
+    leaves no file for the cleanup to find its folder by (seen with the real Java 1.0
+    interleavings: v8 seed 0, ``schedule.after-link@1``). ``unschedule --instant C`` finishes the
+    intent and removes C's temp files in every folder the intent names. The in-flight copy is the
+    temp file a killed copy leaves, planted in the folder of the intent's last file."""
+    import json
+
+    w = World(tmp_path, version)
+    w.history()
+    w.crashed_schedule("schedule.before-links")
+    (name,) = _intents(w.path)
+    c = name.split(".")[0]
+    files = json.loads((w.path / INTENT_DIR / name).read_text())["files"]
+    folder = w.path / os.path.dirname(files[-1][0])
+    planted = folder / f".hudi-etc-tmp-i{c}-0123456789abcdef0123456789abcdef.tmp"
+    planted.write_bytes(b"half a copy")
+    assert ("temp-file", str(planted.relative_to(w.path))) in _problems(w.path)
+    unschedule(str(w.path), instant=c)
+    assert not planted.exists() and _intents(w.path) == []
+    assert _problems(w.path) == [] and w.snapshot() == w.model

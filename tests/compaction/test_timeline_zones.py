@@ -143,11 +143,14 @@ def test_configure_records_the_writers_zone_and_no_variable_is_needed_after(tmp_
     rc, out = run_cli(capsys, "configure", "--path", path, "--timeline-zone", "Asia/Tokyo")
     assert rc == 0 and out["status"] == "configured" and out["settings"]["timeline_zone"] == "Asia/Tokyo"
     assert out["timeline_zone_source"] == "recorded"
-    assert loads((path / PROPERTIES_FILE).read_text())["hoodie.etc.timeline.zone"] == "Asia/Tokyo"
+    assert (path / PROPERTIES_FILE).read_bytes() == props  # recorded beside it (issue 22 a)
+    from airflow_hudi_etc.hudi.etc_settings import SETTINGS_PATH
+
+    assert json.loads((path / SETTINGS_PATH).read_text())["settings"]["hoodie.etc.timeline.zone"] == "Asia/Tokyo"
     assert loads((path / PROPERTIES_FILE).read_text())["hoodie.table.timeline.timezone"] == "LOCAL"  # Java's own
-    props = (path / PROPERTIES_FILE).read_bytes()
+    recorded = (path / SETTINGS_PATH).read_bytes()
     rc, out = run_cli(capsys, "configure", "--path", path, "--timeline-zone", "Asia/Tokyo")  # a retry
-    assert rc == 0 and out["status"] == "unchanged" and (path / PROPERTIES_FILE).read_bytes() == props
+    assert rc == 0 and out["status"] == "unchanged" and (path / SETTINGS_PATH).read_bytes() == recorded
     # now without any variable: new instants are Tokyo wall-clock times
     t = HudiTable.load_writable(str(path))
     from airflow_hudi_etc.hudi.timeline import next_instant_time

@@ -254,3 +254,60 @@ def test_i5_hudi_itself_reads_the_key_twice_after_a_full_compaction(java_hudi, t
     got = judges(java, t.path)
     for judge in ("java", "hudi-rs", "ours"):  # (the two rows come in either order)
         assert got[judge]["k1"][0] == "read twice" and sorted(got[judge]["k1"][1:]) == [111.0, 1111.0], got
+
+
+def _temp_files(path) -> list[str]:
+    return sorted(os.path.join(d, f) for d, _, fs in os.walk(path) for f in fs if f.startswith(".hudi-etc-tmp-"))
+
+
+def test_killed_execute_temp_file_goes_once_java_executed_and_archived_the_plan(java_hudi, tmp_path):
+    """Issue 22 (c), found by the interleavings (v9 seed 2): our execute killed mid-base-file
+    leaves ``.hudi-etc-tmp-i<C>-….tmp``; Java 0.14 then executes plan C and archives it, so no
+    execute of ours runs for C again. The cleanup every command of ours runs (here: the next
+    schedule) removes it, and validate finds nothing."""
+    java = java_hudi("0.14")
+    t = new_table(tmp_path, 6)
+    three_batches(t)
+    s = t.compaction.schedule("2h", compaction_time=DAY2)
+    cli(t.path, "execute", "--instant", s.instant, crash_at="execute.mid-base-file")
+    left = _temp_files(t.path)
+    assert left and all(f"-i{s.instant}-" in f for f in left), left
+    assert java.run_compaction(t.path, s.instant, options=ARCHIVE_OFTEN) == [s.instant]
+    java_writes_elsewhere(java, t, 6)
+    assert archived_past(t.path, s.instant), timeline_names(t.path)
+    assert _temp_files(t.path) == left  # Java leaves our temp file alone
+    t.compaction.schedule("2h", compaction_time="2026-01-03T00:00:00Z")
+    assert _temp_files(t.path) == []
+    report = t.validate()
+    assert report.ok, report.problems
+    assert_all(java, t.path, {"k0": 0.0, "k1": 11.0, "k2": 22.0, "k3": 3.0, "n1": 105.0}, hudi_rs=False)
+
+
+def test_v8_java_rollback_of_our_killed_write_is_reported_as_rolled_back(java_hudi, tmp_path):
+    """Issue 22 (b), measured with the real Java 1.0.2 (v8): the eager rollback of our write T,
+    killed before its commit, keeps T's log and adds a rollback command block (target T, instant
+    R) in a log named with T (``…_T.log.1_0-1-1``); T's rows are read by no reader (Java, hudi-rs,
+    ours), before Java archives and after. validate classifies both files as rolled back by R
+    (``rolled_back_files``), not as ``orphan-log``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    java = java_hudi("1.0")
+    t = new_table(tmp_path, 8)
+    t.write([row(f"k{i}", 1, 10, i) for i in range(4)])
+    t.write([row("k1", 2, 11, 11)])
+    batch = tmp_path / "b.parquet"
+    pq.write_table(pa.Table.from_pylist([row("k2", 3, 12, 222), row("k0", 3, 12, 100)]), batch)
+    cli(t.path, "write", "--input", str(batch), crash_at="write.before-commit")
+    dead = next(n.split(".")[0] for n in timeline_names(t.path) if n.endswith(".deltacommit.inflight")
+                and not any(m.startswith(n.split(".")[0] + "_") for m in timeline_names(t.path)))
+    java.upsert(t.path, [row("k3", 4, 12, 33)])
+    r = next(n.split("_")[0] for n in timeline_names(t.path) if n.endswith(".rollback") and "_" in n)
+    of_t = sorted(f for f in os.listdir(f"{t.path}/city=sf") if f"_{dead}.log." in f and not f.endswith(".crc"))
+    assert len(of_t) == 2, of_t  # the killed write's log and Java's rollback block
+    want = {"k0": 0.0, "k1": 11.0, "k2": 2.0, "k3": 33.0}
+    assert_all(java, t.path, want)
+    report = t.validate()
+    assert report.ok, report.problems
+    classified = {(os.path.basename(f["path"]), f["instant"], f["rollback"]) for f in report.details["rolled_back_files"]}
+    assert classified == {(f, dead, r) for f in of_t}
