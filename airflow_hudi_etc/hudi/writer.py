@@ -6,7 +6,9 @@ Flow of :func:`write_batch` (the driver side):
 2. Validate and de-duplicate the batch (larger precombine value wins, as ``combine.before.upsert``).
 3. ``<t>.deltacommit.requested``.
 4. Tag: find the file group of each key through the base files' key range and bloom filter,
-   then confirm against the file's keys (one task per candidate base file).
+   then confirm against the file's keys (one task per candidate base file); keys no base file
+   holds are then looked up in the logs of the latest slices of their partition (record keys
+   only), where a compaction can leave a live key (issue 22 item 5).
 5. ``<t>.deltacommit.inflight`` with the workload profile.
 6. One task per work unit: updates/deletes → a new log file of the key's file group (named with
    the slice's base instant, or the pending compaction instant); inserts → new file groups
@@ -45,9 +47,10 @@ from . import heartbeat
 from . import logformat as lf
 from . import layout, markers
 from .crash import crashpoint
+from .merge import ReadFilter, queue_blocks
 from .naming import log_file_name_v8
 from .rollback import rollback_with_instant
-from . import etc_keys, ordering_facts
+from . import ordering_facts
 from .coexistence import KeyGen, key_generator
 from .errors import (
     InstantExistsError,
@@ -80,6 +83,7 @@ from .schema import (
     normalize_input,
     with_meta_fields,
 )
+from .stats import LogScanner
 from .storage import Storage, temp_owner
 from .table import HudiTable, data_file_errors
 from .timeline import (
@@ -387,42 +391,67 @@ class TagTask:
     partition: str
     file_id: str
     keys: tuple[str, ...]
-    log_paths: tuple[str, ...] = ()  # a task over log files instead of the base file
 
 
-def _log_tag_tasks(table: HudiTable, view: FileSystemView, by_part: Mapping[str, list[str]]) -> list["TagTask"]:
-    """Tag tasks over the logs of latest slices written by an exact-split compaction."""
-    exact = set()
-    for inst in table.timeline.completed_compactions:
-        extra = table.commit_metadata(inst).get("extraMetadata") or {}
-        if etc_keys.is_true(extra.get(etc_keys.EXACT_SPLIT)):
-            exact.add(inst.timestamp)
-    if not exact:
+@dataclass(frozen=True)
+class LogTagTask:
+    """Keys to look up in the logs of one file slice: their committed data and delete blocks
+    (rollback blocks applied), as a read of the slice takes them."""
+
+    storage: Storage
+    partition: str
+    file_id: str
+    keys: tuple[str, ...]
+    log_paths: tuple[str, ...]
+    is_committed: Callable[[str], bool]
+
+
+def _log_tag_tasks(table: HudiTable, view: FileSystemView, unlocated: Mapping[str, list[str]]) -> list[LogTagTask]:
+    """Tag tasks over the logs of the latest slices of the partitions with keys no base file
+    holds. A key lives in logs only when its slice's base lacks it: a compaction whose compacted
+    logs deleted it while a later log (re-exposed in slice C, or written while the plan was
+    pending) re-inserted it (issue 22 item 5; Java's compactor leaves this too), or an exact
+    split's records after the threshold. Updating such a key anywhere else would start a second
+    live copy of it."""
+    slices = [s for s in view.latest_slices() if s.log_files and unlocated.get(s.partition)]
+    if not slices:
         return []
-    return [
-        TagTask(table.storage, "", s.partition, s.file_id, tuple(by_part[s.partition]), tuple(s.log_paths))
-        for s in view.latest_slices()
-        if s.base_instant in exact and s.log_files and s.partition in by_part
-    ]
+    committed = LogScanner.of(table).is_committed
+    return [LogTagTask(table.storage, s.partition, s.file_id, tuple(unlocated[s.partition]), tuple(s.log_paths),
+                       committed) for s in slices]
+
+
+def log_tag_task(t: LogTagTask) -> tuple[str, str, list[str]]:
+    """Keys of ``t.keys`` named by a committed data or delete block of the slice's logs (a key
+    only deleted there is routed there too, as Hudi routes a key its base file holds); only the
+    record key of each record is decoded."""
+    st = t.storage
+    blocks = queue_blocks([(rel, st.read_bytes(rel)) for rel in t.log_paths], ReadFilter(t.is_committed))
+    wanted = set(t.keys)
+    seen: set[str] = set()
+    for b in blocks:
+        if b.block_type == lf.BlockType.DELETE:
+            keys = [d.record_key for d in lf.decode_delete_records(b.content)]
+        elif b.block_type == lf.BlockType.AVRO_DATA:
+            if b.schema_json is None:
+                raise lf.CorruptLogBlockError("Avro data block without a SCHEMA header")
+            keys = lf.decode_avro_record_keys(b.content, b.schema_json)
+        else:  # PARQUET_DATA (queue_blocks passes data and delete blocks only)
+            keys = _parquet_block_keys(b.content)
+        seen.update(k for k in keys if k in wanted)
+    return (t.partition, t.file_id, [k for k in t.keys if k in seen])
+
+
+def _parquet_block_keys(content: bytes) -> list:
+    try:
+        return pq.read_table(pa.BufferReader(bytes(content)), columns=[RECORD_KEY]).column(0).to_pylist()
+    except (pa.ArrowException, OSError, ValueError, KeyError):
+        return lf.decode_parquet_content(content).column(RECORD_KEY).to_pylist()
 
 
 def tag_task(t: TagTask) -> tuple[str, str, list[str]]:
-    """Keys of ``t.keys`` present in the base file (range + bloom, then the file's own keys),
-    or, for a task over log files, present in their data or delete blocks."""
+    """Keys of ``t.keys`` present in the base file (range + bloom, then the file's own keys)."""
     st = t.storage
-    if t.log_paths:
-        seen: set[str] = set()
-        for rel in t.log_paths:
-            for b in lf.read_blocks(st.read_bytes(rel)):
-                if isinstance(b, lf.CorruptBlock):
-                    continue
-                if b.block_type == lf.BlockType.DELETE:
-                    seen.update(d.record_key for d in lf.decode_delete_records(b.content))
-                elif b.block_type == lf.BlockType.AVRO_DATA:
-                    seen.update(r.get(RECORD_KEY) for r in lf.decode_avro_records(b.content, b.schema_json))
-                elif b.block_type == lf.BlockType.PARQUET_DATA:
-                    seen.update(lf.decode_parquet_content(b.content).column(RECORD_KEY).to_pylist())
-        return (t.partition, t.file_id, [k for k in t.keys if k in seen])
     with data_file_errors(t.base_path):  # damaged or gone: a typed error naming it (as a read gives)
         if st.is_local:
             pf = pq.ParquetFile(st.full(t.base_path))
@@ -869,14 +898,16 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
             if s.base_file is None or s.partition not in by_part:
                 continue
             tag_tasks.append(TagTask(storage, s.base_file.path, s.partition, s.file_id, tuple(by_part[s.partition])))
-        # slices cut by an exact-split compaction keep some live keys in logs only (records after
-        # the threshold): look those logs up too, or an update would start a duplicate
-        tag_tasks += _log_tag_tasks(table, view, by_part)
         located: dict[tuple[str, str], str] = {}
         heartbeat.remove_stale_temp_files(storage, [META_DIR, *sorted(by_part)], own=instant)  # crashed writers' leftovers
         for part, fid, found in engine.map(tag_task, tag_tasks):
             for k in found:
                 located[(part, k)] = fid
+        # keys no base file holds may still live in a latest slice's logs only: look them up there
+        unlocated = {p: [k for k in ks if (p, k) not in located] for p, ks in by_part.items()}
+        for part, fid, found in engine.map(log_tag_task, _log_tag_tasks(table, view, unlocated)):
+            for k in found:
+                located.setdefault((part, k), fid)
         # ---- plan work units
         keys = prepared.column("__key").to_pylist()
         parts = prepared.column("__part").to_pylist()

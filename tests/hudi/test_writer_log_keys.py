@@ -51,3 +51,43 @@ def test_key_only_in_a_log_of_slice_c_is_updated_in_place(tmp_path, version):
 
     t.write([row("k1", 4, 12, 1111), row("k9", 1, 12, 9)])
     assert _read(path) == {"k0": [0.0], "k1": [1111.0], "k2": [22.0], "k3": [3.0], "k9": [9.0]}
+
+
+def _schema(lead_with_meta: bool = True) -> str:
+    import json
+
+    from airflow_hudi_etc.hudi.schema import with_meta_fields
+
+    data = {"type": "record", "name": "r", "fields": [{"name": "k", "type": "string"},
+                                                      {"name": "v", "type": ["null", "double"]}]}
+    s = with_meta_fields(data)
+    if not lead_with_meta:
+        s = {**s, "fields": s["fields"][5:] + s["fields"][:5]}
+    return json.dumps(s)
+
+
+@pytest.mark.parametrize("lead_with_meta", [True, False])
+def test_record_keys_of_avro_content(lead_with_meta):
+    from airflow_hudi_etc.hudi import logformat as lf
+
+    schema = _schema(lead_with_meta)
+    recs = [{"_hoodie_commit_time": "1", "_hoodie_commit_seqno": "1_0_0", "_hoodie_record_key": "a/ü",
+             "_hoodie_partition_path": "", "_hoodie_file_name": "f", "k": "x", "v": 1.5},
+            {"_hoodie_commit_time": None, "_hoodie_commit_seqno": None, "_hoodie_record_key": "b" * 300,
+             "_hoodie_partition_path": None, "_hoodie_file_name": None, "k": "y", "v": None},
+            {"_hoodie_commit_time": "1", "_hoodie_commit_seqno": "", "_hoodie_record_key": None,
+             "_hoodie_partition_path": "", "_hoodie_file_name": "", "k": "", "v": -2.0}]
+    content = lf.encode_avro_records(schema, recs)
+    assert lf.decode_avro_record_keys(content, schema) == ["a/ü", "b" * 300, None]
+
+
+def test_record_keys_of_bad_avro_content_fail_as_the_full_decode_does():
+    from airflow_hudi_etc.hudi import logformat as lf
+
+    schema = _schema()
+    content = lf.encode_avro_records(schema, [{"_hoodie_record_key": "a", "k": "x"}])
+    with pytest.raises(lf.CorruptLogBlockError):
+        lf.decode_avro_record_keys(content[:-3], schema)
+    short = content[:8] + (3).to_bytes(4, "big") + content[12:]  # the record ends inside its key
+    with pytest.raises(lf.CorruptLogBlockError):
+        lf.decode_avro_record_keys(short, schema)
