@@ -12,6 +12,7 @@ import pytest
 from airflow_hudi_etc import Table
 from airflow_hudi_etc.hudi.fsview import FileSystemView
 from airflow_hudi_etc.hudi.table import HudiTable
+from airflow_hudi_etc.hudi.write_tag import covered_logs
 from java_sim import JavaHudi
 from oracle import hudi_rs_read
 
@@ -49,8 +50,15 @@ def test_key_only_in_a_log_of_slice_c_is_updated_in_place(tmp_path, version):
     assert "k1" not in pq.read_table(f"{path}/{sl.base_file.path}", columns=["k"]).column(0).to_pylist()
     assert _read(path) == {"k0": [0.0], "k1": [111.0], "k2": [22.0], "k3": [3.0]}
 
+    assert covered_logs(ht, [sl]) == set()  # each log was written before base C was
+
     t.write([row("k1", 4, 12, 1111), row("k9", 1, 12, 9)])
     assert _read(path) == {"k0": [0.0], "k1": [1111.0], "k2": [22.0], "k3": [3.0], "k9": [9.0]}
+    # the new log was written against base C: a later lookup of new keys need not read it
+    ht = HudiTable.load(path)
+    after = next(x for x in FileSystemView.load(ht.storage, ht.timeline).latest_slices() if x.file_id == sl.file_id)
+    (new_log,) = set(after.log_paths) - set(sl.log_paths)
+    assert covered_logs(ht, [after]) == {new_log}
 
 
 def _schema(lead_with_meta: bool = True) -> str:
@@ -91,3 +99,18 @@ def test_record_keys_of_bad_avro_content_fail_as_the_full_decode_does():
     short = content[:8] + (3).to_bytes(4, "big") + content[12:]  # the record ends inside its key
     with pytest.raises(lf.CorruptLogBlockError):
         lf.decode_avro_record_keys(short, schema)
+
+
+@pytest.mark.parametrize("n", [3, 300])
+def test_record_keys_of_a_block_small_and_large(n):
+    """Record by record below avro_arrow.MIN_RECORDS, column-wise above: the same keys."""
+    from airflow_hudi_etc.hudi import avro_arrow
+    from airflow_hudi_etc.hudi import logformat as lf
+    from airflow_hudi_etc.hudi.write_tag import _avro_block_keys
+
+    assert (n >= avro_arrow.MIN_RECORDS) == (n == 300)
+    keys = [f"key-{i:05d}-é" for i in range(n)]
+    for schema in (_schema(), _schema(lead_with_meta=False)):
+        content = lf.encode_avro_records(schema, [{"_hoodie_record_key": k, "k": "x", "v": float(i)}
+                                                  for i, k in enumerate(keys)])
+        assert _avro_block_keys(content, schema) == keys

@@ -185,6 +185,17 @@ def _key_prefix_branches(schema_json: str) -> tuple | None:
     return tuple(out)
 
 
+@lru_cache(maxsize=128)
+def key_prefix_schema(schema_json: str) -> str | None:
+    """The record schema cut after ``_hoodie_record_key`` (JSON), when it leads with the meta
+    fields as nullable strings: a decoder of it reads each length-bounded record's key and skips
+    the rest. None otherwise."""
+    if _key_prefix_branches(schema_json) is None:
+        return None
+    doc = json.loads(schema_json)
+    return json.dumps({**doc, "fields": doc["fields"][:len(_KEY_PREFIX)]}, separators=(",", ":"))
+
+
 def _zigzag(buf: bytes, pos: int, end: int) -> tuple[int, int]:
     n = shift = 0
     while True:
