@@ -32,7 +32,10 @@ Rooms, lowest first (a room imports only the top-level modules and the rooms bef
                       ``crash``, ``etc_metadata`` (the typed views of our keys: it checks
                       zone names with ``coexistence``)
 ``table/``            ``table`` → ``hudi_table``
-``write/``            ``writer``
+``write/``            ``writer`` (the driver) and its stages ``write_prepare`` → ``prepare``,
+                      ``write_tag`` → ``tag``, ``write_route`` → ``route``, ``write_append`` →
+                      ``append``, ``write_insert`` → ``insert``, ``write_units`` → ``units``,
+                      ``write_undo`` → ``undo``
 ====================  ==================================================================
 
 Three modules are renamed because a room takes their old name (``timeline``, ``table``) or an
@@ -98,6 +101,13 @@ MOVES: dict[str, str] = {
     "etc_metadata": "services.etc_metadata",
     "table": "table.hudi_table",
     "writer": "write.writer",
+    "write_prepare": "write.prepare",
+    "write_tag": "write.tag",
+    "write_route": "write.route",
+    "write_append": "write.append",
+    "write_insert": "write.insert",
+    "write_units": "write.units",
+    "write_undo": "write.undo",
 }
 #: the moves that are packages (folders)
 PACKAGES = {"bloom"}
@@ -130,7 +140,10 @@ ROOM_DOCS = {
     "table": "A loaded table: storage, validated config and timeline, and the merged reads over it\n"
              "(:class:`.hudi_table.HudiTable`: snapshot, read-optimized, as-of, incremental).",
     "write": "The write path: new tables, batches of upserts/inserts/deletes as deltacommits in either\n"
-             "layout, base files with Hudi's footer (:mod:`.writer`).",
+             "layout (:mod:`.writer`, the driver), stage by stage: prepare the batch (:mod:`.prepare`), tag\n"
+             "keys to file groups (:mod:`.tag`), route them into work units (:mod:`.route`), append logs\n"
+             "(:mod:`.append`), insert base files with Hudi's footer (:mod:`.insert`); the work unit\n"
+             "(:mod:`.units`), the single-writer rule and undo (:mod:`.undo`).",
 }
 LOGFORMAT_NOTE = ("This room also holds :mod:`.avro_arrow`: AVRO_DATA blocks decoded column by column\n"
                   "straight into Arrow.")

@@ -217,9 +217,6 @@ def test_f8_status_and_validate_after_java_archives_our_compaction(java_hudi, tm
     assert report.ok, report.problems
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22 item 5: a key deleted by a compacted log and re-inserted while "
-                                       "the plan was pending lives only in slice C's log after Java executes the "
-                                       "plan; our next write inserts it again into a new file group")
 def test_i5_reinserted_key_written_once(java_hudi, tmp_path):
     java = java_hudi("0.14")
     t = new_table(tmp_path, 6)

@@ -80,7 +80,13 @@ command blocks), :mod:`.names` (file names).
 
 from __future__ import annotations
 
-from .avro_data import AVRO_BLOCK_VERSION, decode_avro_records, encode_avro_records
+from .avro_data import (
+    AVRO_BLOCK_VERSION,
+    decode_avro_record_keys,
+    decode_avro_records,
+    encode_avro_records,
+    key_prefix_schema,
+)
 # merge.py uses these two through this package (lf._avro_block_header, lf.CorruptLogBlockError)
 from ..errors import CorruptLogBlockError  # noqa: F401
 from .avro_data import _avro_block_header  # noqa: F401
@@ -116,7 +122,9 @@ __all__ = [
     "read_blocks",
     "read_log_file",
     "encode_avro_records",
+    "decode_avro_record_keys",
     "decode_avro_records",
+    "key_prefix_schema",
     "decode_parquet_content",
     "encode_parquet_content",
     "DeleteRecord",

@@ -158,3 +158,100 @@ def decode_avro_records(
         except Exception:  # noqa: BLE001 - any doubt: let fastavro decide (result or error)
             pass
     return decode_avro_records_reference(content, count, writer, None)
+
+
+#: the leading fields of a Hudi record schema, up to the record key (``with_meta_fields``)
+_KEY_PREFIX = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key")
+_NULLABLE_STRING = (["null", "string"], ["string", "null"], "string")
+
+
+@lru_cache(maxsize=128)
+def _key_prefix_branches(schema_json: str) -> tuple | None:
+    """Per leading meta field, what its Avro type reads as: None for a plain string, else the
+    union's branch list; None as a whole when the schema does not start with the meta fields up
+    to ``_hoodie_record_key`` as nullable strings (then only a full decode finds the key)."""
+    try:
+        fields = json.loads(schema_json).get("fields") or []
+    except (ValueError, AttributeError):
+        return None
+    if len(fields) < len(_KEY_PREFIX):
+        return None
+    out = []
+    for f, name in zip(fields, _KEY_PREFIX):
+        if not isinstance(f, dict) or f.get("name") != name or f.get("type") not in _NULLABLE_STRING:
+            return None
+        t = f["type"]
+        out.append(None if t == "string" else tuple(t))
+    return tuple(out)
+
+
+@lru_cache(maxsize=128)
+def key_prefix_schema(schema_json: str) -> str | None:
+    """The record schema cut after ``_hoodie_record_key`` (JSON), when it leads with the meta
+    fields as nullable strings: a decoder of it reads each length-bounded record's key and skips
+    the rest. None otherwise."""
+    if _key_prefix_branches(schema_json) is None:
+        return None
+    doc = json.loads(schema_json)
+    return json.dumps({**doc, "fields": doc["fields"][:len(_KEY_PREFIX)]}, separators=(",", ":"))
+
+
+def _zigzag(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    n = shift = 0
+    while True:
+        if pos >= end or shift > 63:
+            raise IndexError("varint past the record")
+        b = buf[pos]
+        pos += 1
+        n |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return (n >> 1) ^ -(n & 1), pos
+
+
+def decode_avro_record_keys(content: bytes, writer_schema: str) -> list:
+    """The ``_hoodie_record_key`` of each record of AVRO_DATA content, reading only the three
+    leading meta fields of each length-prefixed record (the rest is skipped by its length, as
+    Java's reader bounds each record). A schema that does not lead with the meta fields, or
+    bytes this reader doubts, go through :func:`decode_avro_records` (its result, or its error)."""
+    content = bytes(content)
+    count = _avro_block_header(content)
+    branches = _key_prefix_branches(writer_schema) if isinstance(writer_schema, str) else None
+    if branches is not None:
+        try:
+            return _record_keys(content, count, branches)
+        except (IndexError, UnicodeDecodeError, ValueError):
+            pass
+    return [r.get("_hoodie_record_key") for r in decode_avro_records(content, writer_schema)]
+
+
+def _record_keys(content: bytes, count: int, branches: tuple) -> list:
+    n = len(content)
+    pos = 8
+    out = []
+    unpack = _I32.unpack_from
+    for _ in range(count):
+        ln = unpack(content, pos)[0]
+        pos += 4
+        end = pos + ln
+        if ln < 0 or end > n:
+            raise ValueError("record runs past the block")
+        p = pos
+        key = None
+        for i, union in enumerate(branches):
+            if union is not None:
+                idx, p = _zigzag(content, p, end)
+                if not 0 <= idx < len(union):
+                    raise ValueError("union branch")
+                if union[idx] == "null":
+                    key = None
+                    continue
+            size, p = _zigzag(content, p, end)
+            if size < 0 or p + size > end:
+                raise ValueError("string past the record")
+            if i == 2:
+                key = content[p:p + size].decode("utf-8")
+            p += size
+        out.append(key)
+        pos = end
+    return out
