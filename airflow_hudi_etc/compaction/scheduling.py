@@ -97,18 +97,19 @@ def schedule(
     if d.outcome is not Outcome.READY and not (d.outcome is Outcome.COVERED and strategy != "event-time"):
         return no(d.reason, d.outcome, d.instant)
     strat = EventTimeStrategy(threshold_ms) if strategy == "event-time" else CompactAllStrategy()
-    # one listing serves both (orphans sit in slices on no timeline: never among the latest)
-    view = table.file_system_view(sizes=not rq.storage.is_local)
-    if remove_orphan_links(table, view=view):  # (an orphan slice C the archiver passed looked latest)
+    with _gc_paused():  # the view is most of planning's objects: the collector is paused from its listing on
+        # one listing serves both (orphans sit in slices on no timeline: never among the latest)
         view = table.file_system_view(sizes=not rq.storage.is_local)
-    instant = crash.hook("schedule.instant-time") or layout.new_time(table.timeline, zone=table.timeline_zone)
-    with _gc_paused():
+        if remove_orphan_links(table, view=view):  # (an orphan slice C the archiver passed looked latest)
+            view = table.file_system_view(sizes=not rq.storage.is_local)
+        instant = crash.hook("schedule.instant-time") or layout.new_time(table.timeline, zone=table.timeline_zone)
         ops, sources = _plan_operations(table, strat, instant, exact_split=exact_split, threshold_ms=threshold_ms,
                                         et_field=rq.et_field, view=view, engine=engine)
+        if ops and any(op.links for op in ops):
+            _refuse_mixed_ordering_types(table)
+        del view  # freed before the collector resumes: its first pass then walks the plan alone
     if not ops:
         return no("no log file qualifies", Outcome.NOTHING_QUALIFIES)
-    if any(op.links for op in ops):
-        _refuse_mixed_ordering_types(table)
     if java_appends_on(rq.storage) and (exact_split or any(op.links for op in ops)):
         raise UnsupportedFeatureError(
             f"{rq.storage.protocol}:// is storage Java Hudi appends to existing logs on: a Java writer would append "
@@ -398,11 +399,12 @@ _EXTRA_DECODER = _extra_decoder()
 
 @contextmanager
 def _gc_paused():
-    """Planning makes a few hundred thousand small objects (per log file: its name parsed, its
-    event range, its place in the plan) and no reference cycles; the cyclic collector would walk
-    the growing heap over and over meanwhile (a fifth of the planning time over 10,000 file
-    groups). It is paused while planning and resumed as it was; everything planning leaves
-    behind is freed by reference counting."""
+    """Planning makes a few hundred thousand small objects (per log file: its listed name parsed,
+    its file group and slice, its event range, its place in the plan) and no reference cycles;
+    the cyclic collector would walk the growing heap over and over meanwhile (a third of the
+    planning time over 10,000 file groups when it ran during the view's listing). It is paused
+    from the listing to the plan and resumed as it was; everything planning leaves behind is
+    freed by reference counting."""
     was = gc.isenabled()
     gc.disable()
     try:
