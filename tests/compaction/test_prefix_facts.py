@@ -112,7 +112,9 @@ def test_writer_records_each_logs_ordering_facts(tmp_path):
                                  {"data": 1, "deletes": 0, "min": 1, "max": "z"},
                                  {"data": 1, "deletes": 0, "min": None, "max": 1},
                                  {"data": True, "deletes": 0, "min": 1, "max": 2},
-                                 {"data": 1, "deletes": 0, "min": [1], "max": [2]}])
+                                 {"data": 1, "deletes": 0, "min": [1], "max": [2]},
+                                 {"data": 1, "deletes": 0, "min": True, "max": True},
+                                 {"data": 1, "deletes": 0, "min": 1, "max": True}])
 def test_malformed_facts_are_unknown(bad):
     assert from_json(bad) is None
 
