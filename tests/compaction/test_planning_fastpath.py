@@ -9,7 +9,6 @@ decoding of every commit, the prefix rule per log, and the prefix extension alwa
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 
@@ -26,20 +25,8 @@ from airflow_hudi_etc.hudi.merge import BlockDecoder
 from airflow_hudi_etc.hudi.table import HudiTable
 from airflow_hudi_etc.hudi.timeline import iter_write_stats, load_commit_metadata
 from airflow_hudi_etc.hudi.writer import init_table, write_batch
-from batches import batch
+from batches import T0, H, batch, iso, row
 from model import random_history
-
-T0 = 1_700_000_000_000
-H = 3_600_000
-
-
-def iso(ms):
-    return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).isoformat()
-
-
-def row(key, ts, et_h):
-    return {"key": key, "ts": ts, "event_time": T0 + int(et_h * H), "value": float(ts), "note": None, "region": "a"}
-
 
 def _ts_as_int(commit_file):
     """The commit's writer schema with the ordering field ``ts`` an Avro int (as a Java writer
