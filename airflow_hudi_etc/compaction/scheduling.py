@@ -99,18 +99,20 @@ def schedule(
     if d.outcome is not Outcome.READY and not (d.outcome is Outcome.COVERED and strategy != "event-time"):
         return no(d.reason, d.outcome, d.instant)
     strat = EventTimeStrategy(threshold_ms) if strategy == "event-time" else CompactAllStrategy()
-    # one listing serves both (orphans sit in slices on no timeline: never among the latest)
-    view = table.file_system_view(sizes=not rq.storage.is_local)
-    if remove_orphan_links(table, view=view):  # (an orphan slice C the archiver passed looked latest)
+    with _gc_paused():  # the view is most of planning's objects: the collector is paused from its listing on
+        # one listing serves both (orphans sit in slices on no timeline: never among the latest)
         view = table.file_system_view(sizes=not rq.storage.is_local)
-    instant = crash.hook("schedule.instant-time") or layout.new_time(table.timeline, zone=table.timeline_zone)
-    with _gc_paused():
+        if remove_orphan_links(table, view=view):  # (an orphan slice C the archiver passed looked latest)
+            view = table.file_system_view(sizes=not rq.storage.is_local)
+        instant = crash.hook("schedule.instant-time") or layout.new_time(table.timeline, zone=table.timeline_zone)
+        schemas: dict[str, str | None] = {}  # the writer schemas of the commits planning decoded
         ops, sources = _plan_operations(table, strat, instant, exact_split=exact_split, threshold_ms=threshold_ms,
-                                        et_field=rq.et_field, view=view, engine=engine)
+                                        et_field=rq.et_field, view=view, engine=engine, schemas=schemas)
+        if ops and any(op.links for op in ops):
+            _refuse_mixed_ordering_types(table, schemas)
+        del view  # freed before the collector resumes: its first pass then walks the plan alone
     if not ops:
         return no("no log file qualifies", Outcome.NOTHING_QUALIFIES)
-    if any(op.links for op in ops):
-        _refuse_mixed_ordering_types(table)
     if java_appends_on(rq.storage) and (exact_split or any(op.links for op in ops)):
         raise UnsupportedFeatureError(
             f"{rq.storage.protocol}:// is storage Java Hudi appends to existing logs on: a Java writer would append "
@@ -345,17 +347,18 @@ def _new_writes(planned_on: Timeline, now: Timeline) -> list[str]:
     return [i.timestamp for i in now.instants if i.action in kinds and i.timestamp not in seen]
 
 
-def _refuse_mixed_ordering_types(table: HudiTable) -> None:
+def _refuse_mixed_ordering_types(table: HudiTable, schemas: Mapping[str, str | None] | None = None) -> None:
     """While a plan is pending its remaining logs are read twice (old slice, then slice C); that is
     harmless under Hudi 0.14's merge rules when the ordering field kept one type, but not when it
-    was widened int→long (an Integer and a Long never compare: java-coexistence §2.3)."""
+    was widened int→long (an Integer and a Long never compare: java-coexistence §2.3).
+    ``schemas``: writer schemas already decoded (:func:`log_event_ranges`'s), by completed file."""
     field_name = table.config.precombine_field
     if not field_name:
         return
     seen = set()
     for inst in table.timeline.completed_writes:
         try:
-            schema = _commit_schema(table, inst)
+            schema = _commit_schema(table, inst, schemas)
         except InvalidTimelineError:
             continue
         if not schema:
@@ -376,10 +379,15 @@ def _refuse_mixed_ordering_types(table: HudiTable) -> None:
             f"(strategy all), or rewrite the table with one type")
 
 
-def _commit_schema(table: HudiTable, inst) -> str | None:
-    """The writer schema in a commit's extra metadata. Layout 1: only ``extraMetadata`` is
-    decoded (msgspec skips the write stats, most of a large commit's bytes); anything it does not
-    take goes through the full, checked decoding."""
+def _commit_schema(table: HudiTable, inst, known: Mapping[str, str | None] | None = None) -> str | None:
+    """The writer schema in a commit's extra metadata: ``known``'s entry for its completed file
+    when it has one (decoded with the write stats). Layout 1: only ``extraMetadata`` is decoded
+    (msgspec skips the write stats, most of a large commit's bytes); anything it does not take
+    goes through the full, checked decoding."""
+    if known:
+        done = inst.path(State.COMPLETED)
+        if done in known:
+            return known[done]
     if getattr(table.timeline, "layout", 1) == 1 and _EXTRA_DECODER is not None:
         try:
             extra = _EXTRA_DECODER.decode(table.storage.read_bytes(inst.path(State.COMPLETED))).extraMetadata
@@ -405,11 +413,12 @@ _EXTRA_DECODER = _extra_decoder()
 
 @contextmanager
 def _gc_paused():
-    """Planning makes a few hundred thousand small objects (per log file: its name parsed, its
-    event range, its place in the plan) and no reference cycles; the cyclic collector would walk
-    the growing heap over and over meanwhile (a fifth of the planning time over 10,000 file
-    groups). It is paused while planning and resumed as it was; everything planning leaves
-    behind is freed by reference counting."""
+    """Planning makes a few hundred thousand small objects (per log file: its listed name parsed,
+    its file group and slice, its event range, its place in the plan) and no reference cycles;
+    the cyclic collector would walk the growing heap over and over meanwhile (a third of the
+    planning time over 10,000 file groups when it ran during the view's listing). It is paused
+    from the listing to the plan and resumed as it was; everything planning leaves behind is
+    freed by reference counting."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -420,9 +429,11 @@ def _gc_paused():
 
 
 def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool, threshold_ms: int,
-                     et_field: str | None, view=None, engine=None) -> tuple[list[Operation], set[str]]:
+                     et_field: str | None, view=None, engine=None,
+                     schemas: dict[str, str | None] | None = None) -> tuple[list[Operation], set[str]]:
     """The plan's operations (per latest file slice: the prefix of logs ``strat`` selects, link
-    operations for the rest) and the event-time sources used."""
+    operations for the rest) and the event-time sources used. ``schemas``: receives the writer
+    schemas of the commits read for their write stats (:func:`log_event_ranges`)."""
     storage = table.storage
     # sizes only of the logs a plan compacts (its TOTAL_LOG_FILES_SIZE): locally that is a stat
     # of those alone; object-store listings carry sizes anyway
@@ -433,7 +444,7 @@ def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool
     # from the event-time index or scanned (once, all together: an engine may spread the scans)
     # (only when the stats' event times are of the plan's field: stats_describe)
     usable = stats_describe(table.config, et_field)
-    ranges = log_event_ranges(table, since=_oldest_log_base_instant(slices)) if usable else {}
+    ranges = log_event_ranges(table, since=_oldest_log_base_instant(slices), schemas=schemas) if usable else {}
     size_of = _log_sizer(storage)
     ops, sources = [], set()
     add_source = sources.add
@@ -447,20 +458,27 @@ def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool
     # ordering facts come with every scan (the same read), so an index entry always has them;
     # made when a log is first scanned (it needs the table's schema: the latest commit decoded)
     scanner = functools.cache(lambda: LogScanner.of(table, et_field, ordering=True))
-    _complete_ranges(ranges, [lg for s in slices for lg in s.log_files if ranges.get(lg.path) is None],
-                     index, size_of, scanner, engine)
     get_range = ranges.get
+    missing = []
+    for s in slices:
+        for lg in s.log_files:
+            if get_range(lg.path) is None:
+                missing.append(lg)
+    _complete_ranges(ranges, missing, index, size_of, scanner, engine)
+    # the event-time strategy selects from the slice's ranges, looked up once per log
+    select_ranges = strat.select_ranges if isinstance(strat, EventTimeStrategy) else None
     decoder = None
     first = SPLIT_LOG_VERSION + 1 if exact_split else 1
     for s in slices:
         logs = s.log_files
         if not logs and not exact_split:
             continue
-        for log in logs:
-            add_source(get_range(log.path).source)
-        sel = strat.select(s, ranges)
+        rs = [get_range(x.path) for x in logs]
+        for r in rs:
+            add_source(r.source)
+        sel = strat.select(s, ranges) if select_ranges is None else select_ranges(logs, rs)
         if flips_possible and sel.compact and sel.remain:
-            facts = [get_range(x.path).ordering for x in logs]
+            facts = [r.ordering for r in rs]
             if None in facts:  # logs with event-time write stats but no ordering facts (Java's)
                 _complete_ranges(ranges, [x for x, f in zip(logs, facts) if f is None], index, size_of, scanner,
                                  None, ordering_only=True)

@@ -72,11 +72,17 @@ class EventTimeStrategy:
 
     def select(self, s: FileSlice, ranges: Mapping[str, EventRange]) -> Selection:
         logs: Sequence[LogFile] = s.log_files  # already in Hudi's log order
-        th = self.threshold_ms
         get = ranges.get
+        return self.select_ranges(logs, [get(lf.path) for lf in logs])
+
+    def select_ranges(self, logs: Sequence[LogFile], rs: Sequence[EventRange | None]) -> Selection:
+        """:meth:`select` of a slice's ``logs`` (in Hudi's log order) given their ranges ``rs``
+        (in the same order; None: none known)."""
+        th = self.threshold_ms
         last = -1
-        for i, lf in enumerate(logs):
-            r = get(lf.path)
+        for i, r in enumerate(rs):
             if r is None or r.min_ms is None or r.min_ms <= th:  # self.qualifies(r)
                 last = i
+        if last == len(logs) - 1:
+            return _selection(tuple(logs), ())
         return _selection(tuple(logs[: last + 1]), tuple(logs[last + 1 :]))

@@ -252,20 +252,28 @@ def _scan(partition: str, names: list[str], sizes: list[int] | None,
     return bases, logs
 
 
+def _new_group(partition: str, file_id: str) -> FileGroup:
+    """``FileGroup(partition, file_id)`` without the dataclass ``__init__`` (one per file group)."""
+    g = _object_new(FileGroup)
+    g.__dict__.update(partition=partition, file_id=file_id, base_files={}, logs={})
+    return g
+
+
 def build_file_groups(bases: Iterable[BaseFile], logs: Iterable[LogFile]) -> dict[tuple[str, str], FileGroup]:
     groups: dict[tuple[str, str], FileGroup] = {}
     get = groups.get
+    new = _new_group
     for b in bases:
         key = (b.partition, b.file_id)
         g = get(key)
         if g is None:
-            g = groups[key] = FileGroup(b.partition, b.file_id)
+            g = groups[key] = new(b.partition, b.file_id)
         g.base_files[b.instant] = b
     for lf in logs:
         key = (lf.partition, lf.file_id)
         g = get(key)
         if g is None:
-            g = groups[key] = FileGroup(lf.partition, lf.file_id)
+            g = groups[key] = new(lf.partition, lf.file_id)
         at = g.logs.get(lf.base_instant)
         if at is None:
             g.logs[lf.base_instant] = [lf]

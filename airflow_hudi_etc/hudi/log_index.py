@@ -79,6 +79,8 @@ class LogIndex:
     def save(self, keep: Iterable[str]) -> bool:
         """Write the entries of the paths in ``keep`` (the current logs; the others are dropped),
         when anything changed. A failed write is ignored (the index is a cache)."""
+        if not self.changed and not self.entries:  # nothing to write or drop (the paths unread)
+            return False
         keep = set(keep)
         if not self.changed and keep >= self.entries.keys():
             return False

@@ -41,15 +41,21 @@ def _plain(v: Any) -> bool:
     return c is int or c is str or (c is float and math.isfinite(v))
 
 
+_tuple_new = tuple.__new__
+
+
 def from_json(v: Any) -> OrderingFacts | None:
     """Facts from their JSON form; None for anything malformed (the log is then read)."""
     if not isinstance(v, dict):
         return None
-    data, deletes, lo, hi = v.get("data"), v.get("deletes"), v.get("min"), v.get("max")
+    get = v.get
+    data, deletes, lo, hi = get("data"), get("deletes"), get("min"), get("max")
     if data.__class__ is not int or deletes.__class__ is not int or data < 0 or deletes < 0:
         return None
     if lo is None and hi is None:
-        return OrderingFacts(data, deletes, None, None)
+        return _tuple_new(OrderingFacts, (data, deletes, None, None))
+    if lo.__class__ is int and hi.__class__ is int:  # the common case, _plain inline (planning reads one per log)
+        return _tuple_new(OrderingFacts, (data, deletes, lo, hi)) if lo <= hi else None
     if not (_plain(lo) and _plain(hi)):
         return None
     try:

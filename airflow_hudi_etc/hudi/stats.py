@@ -71,7 +71,8 @@ def stats_describe(config, field: str | None) -> bool:
     return not hudi_field or hudi_field == field
 
 
-def log_event_ranges(table, *, since: str | None = None) -> dict[str, "EventRange | None"]:
+def log_event_ranges(table, *, since: str | None = None,
+                     schemas: dict[str, str | None] | None = None) -> dict[str, "EventRange | None"]:
     """Table-relative log path → its event range from the write stats of the completed
     deltacommits and commits (compactions re-expose logs) that name it; ``None``: a stat of it
     lacks ``minEventTime`` although it wrote records, so the log must be scanned. Paths no stat
@@ -85,7 +86,11 @@ def log_event_ranges(table, *, since: str | None = None) -> dict[str, "EventRang
     instant is in its name, and only a write at or after that instant (a deltacommit, or the
     compaction that re-exposes it) writes it: ``since`` = the oldest base instant named by the
     logs asked about skips the commits that cannot name them. A 14-digit and a 17-digit instant
-    are compared on their first 14 digits (the same second is never skipped)."""
+    are compared on their first 14 digits (the same second is never skipped).
+
+    ``schemas``: a dict that receives completed instant file → writer schema
+    (``extraMetadata.schema``, None without one) of each commit read here as JSON (table version
+    6), from the same decoding: a caller needing them does not decode those commits again."""
     out: dict[str, EventRange | None] = {}
     storage = table.storage
     new, cls = _tuple_new, EventRange
@@ -95,15 +100,20 @@ def log_event_ranges(table, *, since: str | None = None) -> dict[str, "EventRang
         ts = inst.timestamp
         if since and (ts < since if len(ts) == len(since) else ts[:14] < since[:14]):
             continue
-        data = storage.read_bytes(inst.path(State.COMPLETED))
+        done = inst.path(State.COMPLETED)
+        data = storage.read_bytes(done)
         if getattr(table.timeline, "layout", 1) == 2:  # Avro commit metadata (table versions 8/9)
             from .commit_metadata import decode_avro_commit
 
             rows = [(p, st.get("minEventTime"), st.get("maxEventTime"), st.get("numWrites"), st.get("numDeletes"), None)
                     for stats in (decode_avro_commit(data, str(inst)).get("partitionToWriteStats") or {}).values()
                     for st in stats if (p := st.get("path")) and ".log." in p]
-        else:
+        elif schemas is None:
             rows = load_log_write_stats(data, str(inst))
+        else:
+            extra: dict = {}
+            rows = load_log_write_stats(data, str(inst), extra)
+            schemas[done] = extra.get("schema")
         for p, lo, hi, nw, nd, of in rows:
             ok = lo is not None or (nd and not nw)
             if of is not None:

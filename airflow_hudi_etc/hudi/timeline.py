@@ -727,16 +727,20 @@ def _decode_fast(data: bytes):
         return None
 
 
-def load_log_write_stats(data: bytes, what: str = "commit metadata") -> list[LogWriteStat]:
+def load_log_write_stats(data: bytes, what: str = "commit metadata",
+                         extra: dict | None = None) -> list[LogWriteStat]:
     """``(path, minEventTime, maxEventTime, numWrites, numDeletes, hoodieEtcOrdering)`` of each
     write stat whose path names a log file (``.log.`` in it), in file order (the last as JSON
     gives it, unchecked: :func:`.ordering_facts.from_json` judges it). The verdict on the commit is exactly
     :func:`load_commit_metadata`'s (valid, or the same :class:`InvalidTimelineError`): msgspec
     decodes and type-checks the same fields in C, only the fields asked for become Python
-    values, and anything it does not accept goes through :func:`load_commit_metadata`."""
+    values, and anything it does not accept goes through :func:`load_commit_metadata`.
+    ``extra``: a dict that receives the commit's ``extraMetadata`` (from the same decoding)."""
     m = _decode_fast(data) if data.strip() else None
     if m is not None:
         _check_schema(m.extraMetadata or {}, what)
+        if extra is not None:
+            extra.update(m.extraMetadata or {})
         out = []
         append = out.append
         for stats in (m.partitionToWriteStats or {}).values():
@@ -745,5 +749,8 @@ def load_log_write_stats(data: bytes, what: str = "commit metadata") -> list[Log
                 if p and ".log." in p:
                     append((p, s.minEventTime, s.maxEventTime, s.numWrites, s.numDeletes, s.hoodieEtcOrdering))
         return out
+    meta = load_commit_metadata(data, what)
+    if extra is not None:
+        extra.update(meta.get("extraMetadata") or {})
     return [(p, st.get("minEventTime"), st.get("maxEventTime"), st.get("numWrites"), st.get("numDeletes"),
-             st.get("hoodieEtcOrdering")) for st in iter_write_stats(load_commit_metadata(data, what)) if (p := st.get("path")) and ".log." in p]
+             st.get("hoodieEtcOrdering")) for st in iter_write_stats(meta) if (p := st.get("path")) and ".log." in p]

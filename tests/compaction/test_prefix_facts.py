@@ -4,7 +4,6 @@ under .hoodie/.aux). Judged by hand-written facts and plans, the model's snapsho
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 
 import pyarrow as pa
@@ -19,20 +18,8 @@ from airflow_hudi_etc.hudi.ordering_facts import STAT_KEY, OrderingFacts, from_j
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table import HudiTable
 from airflow_hudi_etc.hudi.writer import init_table, write_batch
-from batches import batch
+from batches import T0, H, batch, iso, row
 from model import TableModel, random_history
-
-T0 = 1_700_000_000_000
-H = 3_600_000
-
-
-def iso(ms):
-    return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).isoformat()
-
-
-def row(key, ts, et_h):
-    return {"key": key, "ts": ts, "event_time": T0 + int(et_h * H), "value": float(ts), "note": None, "region": "a"}
-
 
 def table(tmp_path, payload="overwrite-latest"):
     path = tmp_path / "t"
@@ -115,7 +102,9 @@ def test_writer_records_each_logs_ordering_facts(tmp_path):
                                  {"data": 1, "deletes": 0, "min": 1, "max": "z"},
                                  {"data": 1, "deletes": 0, "min": None, "max": 1},
                                  {"data": True, "deletes": 0, "min": 1, "max": 2},
-                                 {"data": 1, "deletes": 0, "min": [1], "max": [2]}])
+                                 {"data": 1, "deletes": 0, "min": [1], "max": [2]},
+                                 {"data": 1, "deletes": 0, "min": True, "max": True},
+                                 {"data": 1, "deletes": 0, "min": 1, "max": True}])
 def test_malformed_facts_are_unknown(bad):
     assert from_json(bad) is None
 

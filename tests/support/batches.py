@@ -3,6 +3,7 @@ checked after every batch by hudi-rs against the hand-written model."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pyarrow as pa
@@ -14,6 +15,20 @@ from model import TableModel, random_history
 from oracle import hudi_rs_read
 
 DATA_COLS = ["key", "ts", "event_time", "value", "note", "region"]
+
+
+#: the hand-written tables' clock (tests/compaction/test_prefix_facts.py, test_planning_fastpath.py)
+T0 = 1_700_000_000_000
+H = 3_600_000
+
+
+def iso(ms):
+    return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).isoformat()
+
+
+def row(key, ts, et_h):
+    """A row of :func:`batch`'s schema in region ``a``, event time ``et_h`` hours after T0."""
+    return {"key": key, "ts": ts, "event_time": T0 + int(et_h * H), "value": float(ts), "note": None, "region": "a"}
 
 
 def batch(rows):
