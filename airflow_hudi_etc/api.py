@@ -25,7 +25,7 @@ import pyarrow as pa
 from .compaction.results import ScheduleResult
 from .hudi.errors import InvalidInputError
 from .hudi.storage import Storage
-from .hudi.writer import WriteResult
+from .hudi.write.writer import WriteResult
 
 __all__ = ["Table", "Compaction", "CompactionResult", "TableStatus", "ValidationReport", "ScheduleResult",
            "WriteResult"]
@@ -115,8 +115,8 @@ class Compaction:
 
     def pending(self) -> tuple[str, ...]:
         """Instants of the pending compaction plans (``TableNotFoundError`` for no table)."""
-        from .hudi.properties import load_table_config
-        from .hudi.timeline import Timeline
+        from .hudi.config.properties import load_table_config
+        from .hudi.timeline.active import Timeline
 
         storage = self._table.storage
         return tuple(i.timestamp for i in Timeline.load(storage, load_table_config(storage)).pending_compactions)
@@ -178,7 +178,7 @@ class Table:
     @classmethod
     def open(cls, path: str, *, storage_options: Mapping[str, Any] | None = None) -> "Table":
         """An existing table (a typed ``TableNotFoundError`` / ``UnsupportedTableVersionError``...)."""
-        from .hudi.properties import load_table_config
+        from .hudi.config.properties import load_table_config
 
         t = cls(path, storage_options=storage_options)
         load_table_config(t.storage)
@@ -189,7 +189,7 @@ class Table:
                partition_field: str | None = None, payload: str = "overwrite-latest", exclusive_cleaner: bool = False,
                table_version: int = 6, storage_options: Mapping[str, Any] | None = None) -> "Table":
         """A new empty table (the same settings again: the existing table)."""
-        from .hudi.writer import init_table
+        from .hudi.write.writer import init_table
 
         t = cls(path, storage_options=storage_options)
         res = init_table(t.storage, table_name=table_name, record_key=record_key, precombine_field=precombine_field,
@@ -202,7 +202,7 @@ class Table:
     def write(self, data: pa.Table | Iterable[Mapping[str, Any]], *, operation: str = "upsert",
               engine=None) -> WriteResult:
         """One deltacommit: ``data`` as an Arrow table or rows (dicts)."""
-        from .hudi.writer import write_batch
+        from .hudi.write.writer import write_batch
 
         from .compaction.intents import finish_stale_intents
 
@@ -216,12 +216,12 @@ class Table:
 
     def read(self, *, read_optimized: bool = False, as_of: str | None = None) -> pa.Table:
         """The snapshot (or the read-optimized view, or the table as of an instant), meta columns included."""
-        from .hudi.table import HudiTable
+        from .hudi.table.hudi_table import HudiTable
 
         return HudiTable.load(self.storage).read(read_optimized=read_optimized, as_of=as_of)
 
     def read_incremental(self, start: str, end: str | None = None) -> pa.Table:
-        from .hudi.table import HudiTable
+        from .hudi.table.hudi_table import HudiTable
 
         return HudiTable.load(self.storage).read_incremental(start, end)
 
@@ -275,6 +275,6 @@ class Table:
                                  **settings))
 
     def drop_metadata_table(self) -> Mapping[str, Any]:
-        from .hudi.coexistence import drop_metadata_table
+        from .hudi.services.coexistence import drop_metadata_table
 
         return _frozen(drop_metadata_table(self.storage))

@@ -71,7 +71,7 @@ def cmd_drop_metadata_table(a) -> dict:
 
 
 def cmd_write(a) -> dict:
-    from .hudi.writer import read_input
+    from .hudi.write.writer import read_input
 
     engine = _engine(a)
     res = _table(a).write(read_input(a.input), operation=a.operation, engine=engine)
@@ -97,7 +97,7 @@ def cmd_read(a) -> dict:
     import pyarrow.parquet as pq
 
     from .hudi.errors import InvalidInputError
-    from .hudi.table import normalize_as_of
+    from .hudi.table.hudi_table import normalize_as_of
 
     as_of = normalize_as_of(a.as_of) if a.as_of is not None else None
     if a.incremental_start is not None or a.incremental_end is not None:
@@ -116,7 +116,7 @@ def _read_incremental(a, as_of) -> dict:
     import pyarrow.parquet as pq
 
     from .hudi.errors import InvalidInputError
-    from .hudi.table import normalize_incremental_range
+    from .hudi.table.hudi_table import normalize_incremental_range
 
     if a.incremental_start is None:
         raise InvalidInputError("--incremental-end needs --incremental-start")

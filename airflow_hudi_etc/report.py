@@ -121,7 +121,7 @@ def format_status(m: Mapping[str, Any]) -> str:
 
     slices = [s for s in (m.get("slices") or []) if s.get("log_files")]
     if slices:
-        from .hudi.stats import iso_ms
+        from .hudi.index.stats import iso_ms
 
         lines += ["", "  file slices with logs:"]
         head = ("partition", "file id", "base instant", "logs", "log bytes", "min event time")
@@ -167,9 +167,9 @@ def report_data(path: Any, *, storage_options: Mapping[str, Any] | None = None, 
                 now: _dt.datetime | None = None) -> dict:
     """Everything the chart and page show, from the timeline alone (no data file is read)."""
     from .compaction.metrics import compaction_history, table_metrics
-    from .hudi.stats import iso_ms
-    from .hudi.table import HudiTable
-    from .hudi.timeline import Action, instant_to_epoch_ms, iter_write_stats
+    from .hudi.index.stats import iso_ms
+    from .hudi.table.hudi_table import HudiTable
+    from .hudi.timeline.active import Action, instant_to_epoch_ms, iter_write_stats
 
     table = path if isinstance(path, HudiTable) else HudiTable.load(path, storage_options)
     zone = table.timeline_zone  # the chart's time axis needs it: a typed refusal when unknown
@@ -347,7 +347,7 @@ def _plot_remaining_logs(ax3, hist: list) -> None:
 
 
 def _html(data: Mapping[str, Any], png_name: str) -> str:
-    from .hudi.stats import iso_ms
+    from .hudi.index.stats import iso_ms
 
     f = data["figures"]
     e = html.escape

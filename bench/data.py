@@ -13,7 +13,7 @@ import shutil
 import numpy as np
 import pyarrow as pa
 
-from airflow_hudi_etc.hudi.writer import WriteOptions, init_table, write_batch
+from airflow_hudi_etc.hudi.write.writer import WriteOptions, init_table, write_batch
 
 DAY_MS = 86_400_000
 #: event times: base rows on day 0, log k (0-based) on day k + 1

@@ -72,7 +72,7 @@ def _base_and_logs(path: str) -> tuple[str, list[str]]:
 def _latest_updates_parquet(table_path: str, out: str) -> int:
     """The updates of the table's logs as one Arrow table (latest version per key, the base
     file's schema), written to ``out``: the ceiling's input. Prepared once, not timed."""
-    from airflow_hudi_etc.hudi.table import HudiTable
+    from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
 
     t = HudiTable.load(table_path)
     s = t.file_system_view().latest_slices()[0]
@@ -131,9 +131,9 @@ def p1_merge_kernel(cfg, work: str) -> Figure:
             ours_cpu.append(time.process_time() - c)
             assert m["logs_compacted"] == 5, m
         # where our time goes (same data, same run): the parts the ceiling does not have
-        from airflow_hudi_etc.hudi import bloom as bloom_mod
-        from airflow_hudi_etc.hudi.table import HudiTable
-        from airflow_hudi_etc.hudi.writer import WriteOptions
+        from airflow_hudi_etc.hudi.index import bloom as bloom_mod
+        from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+        from airflow_hudi_etc.hudi.write.writer import WriteOptions
 
         tab = HudiTable.load(src)
         sl = tab.file_system_view().latest_slices()[0]
@@ -205,7 +205,7 @@ def _time_schedule(path: str, reps: int) -> tuple[float, list[float], dict, floa
     from airflow_hudi_etc.compaction.plans import show_plan
     from airflow_hudi_etc.compaction.scheduling import schedule
 
-    from airflow_hudi_etc.hudi.log_index import INDEX_PATH
+    from airflow_hudi_etc.hudi.index.log_index import INDEX_PATH
 
     planning, whole, info = [], [], {}
     for _ in range(reps):
@@ -331,7 +331,7 @@ def p2_without_stats(cfg, work: str) -> Figure:
     (as Java writes them): the first schedule scans every log and records it in the event-time
     index, the second reads none; the first again through the Spark engine (the scans spread
     over executors)."""
-    from airflow_hudi_etc.hudi.log_index import INDEX_PATH
+    from airflow_hudi_etc.hudi.index.log_index import INDEX_PATH
 
     groups, records = cfg.p2_java_groups, cfg.p2_java_records
     src = _planning_table(cfg, groups, False, records)
@@ -491,7 +491,7 @@ def p3_readiness(cfg, work: str) -> Figure:
     r = check_readiness(storage, threshold_ms=th)
     calls = dict(counts)
     from airflow_hudi_etc.hudi.storage import Storage
-    from airflow_hudi_etc.hudi.timeline import Timeline
+    from airflow_hudi_etc.hudi.timeline.active import Timeline
 
     plain = Storage(path)
     hoodie = os.path.join(path, ".hoodie")
@@ -568,7 +568,7 @@ def p4_reads(cfg, work: str) -> Figure:
 def p5_write_amplification(cfg, work: str) -> Figure:
     from airflow_hudi_etc.hudi.etc_keys import LINK_BYTES_WRITTEN as K_LINK_BYTES
     from airflow_hudi_etc.compaction.execution import execute
-    from airflow_hudi_etc.hudi.table import HudiTable
+    from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
 
     src = bd.cached_table(cfg.data_dir, "fg", n_rows=cfg.p5_rows, update_frac=0.1, n_logs=5)
     out = {}
@@ -578,7 +578,7 @@ def p5_write_amplification(cfg, work: str) -> Figure:
         p = os.path.join(work, f"p5-{mode}")
         bd.fresh_copy(src, p)
         if mode == "symlink":  # symlinks only on a table that promises no Java cleaner runs
-            from airflow_hudi_etc.hudi.coexistence import K_EXCLUSIVE_CLEANER, update_table_properties
+            from airflow_hudi_etc.hudi.services.coexistence import K_EXCLUSIVE_CLEANER, update_table_properties
             from airflow_hudi_etc.hudi.storage import Storage
 
             update_table_properties(Storage(p), {K_EXCLUSIVE_CLEANER: "true"})
@@ -625,7 +625,7 @@ sys.path.insert(0, {root!r})
 from airflow_hudi_etc.compaction.execution import CompactTask, compact_task
 from airflow_hudi_etc.compaction.plans import read_plan
 from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.table import HudiTable
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
 import pyarrow.parquet, pyarrow.dataset  # imports counted in the baseline
 def hwm():
     for line in open('/proc/self/status'):

@@ -41,7 +41,7 @@ t0 = time.perf_counter()
 sys.path.insert(0, {root!r})
 import pyarrow as pa
 pa.set_cpu_count(1); pa.set_io_thread_count(1)
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 t1 = time.perf_counter()
 n = {rows}
 rows = pa.table({{"id": [f"k{{i:09d}}" for i in range(n)], "updated_at": pa.array([1] * n, pa.int64()),

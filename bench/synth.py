@@ -15,17 +15,17 @@ import os
 import pyarrow as pa
 
 from airflow_hudi_etc.hudi import logformat as lf
-from airflow_hudi_etc.hudi.fsview import base_file_name
-from airflow_hudi_etc.hudi.ordering_facts import STAT_KEY
-from airflow_hudi_etc.hudi.schema import (
+from airflow_hudi_etc.hudi.file_group.fsview import base_file_name
+from airflow_hudi_etc.hudi.index.ordering_facts import STAT_KEY
+from airflow_hudi_etc.hudi.config.schema import (
     RECORD_KEY,
     arrow_schema_from_avro,
     avro_schema_from_arrow,
     with_meta_fields,
 )
 from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.timeline import Action, Instant, State, commit_metadata, dump_commit_metadata, write_stat
-from airflow_hudi_etc.hudi.writer import WriteOptions, _ensure_partition_metadata, base_file_bytes, init_table
+from airflow_hudi_etc.hudi.timeline.active import Action, Instant, State, commit_metadata, dump_commit_metadata, write_stat
+from airflow_hudi_etc.hudi.write.writer import WriteOptions, _ensure_partition_metadata, base_file_bytes, init_table
 
 from .data import DAY_MS, T0_MS
 

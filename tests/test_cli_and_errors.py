@@ -15,7 +15,7 @@ import pytest
 
 from airflow_hudi_etc.cli import main as cli_main
 from airflow_hudi_etc.hudi.errors import InvalidInputError
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from oracle import hudi_rs_read
 
 
@@ -109,7 +109,7 @@ def test_refusals_name_the_problem(fixture_copy, tmp_path, capsys):
     rc, out = run_cli(capsys, "write", "--path", v8, "--input", tmp_path / "x.jsonl")
     assert rc == 2 and out["error"]["type"] == "MetadataTablePresentError"  # the fixture has an MDT
     assert tree_digest(v8) == before
-    from airflow_hudi_etc.hudi.coexistence import drop_metadata_table
+    from airflow_hudi_etc.hudi.services.coexistence import drop_metadata_table
     from airflow_hudi_etc.hudi.storage import Storage
 
     drop_metadata_table(Storage(str(v8)))
@@ -128,7 +128,7 @@ def test_refusals_name_the_problem(fixture_copy, tmp_path, capsys):
 
 def test_failed_write_leaves_no_pending_instant_nor_files(table, tmp_path, monkeypatch):
     before = tree_digest(table)
-    import airflow_hudi_etc.hudi.writer as w
+    import airflow_hudi_etc.hudi.write.writer as w
 
     real = w.write_unit
     calls = []
@@ -152,7 +152,7 @@ def test_crashed_writer_is_rolled_back_by_the_next_write(table, tmp_path):
     """A writer killed mid-batch (real process exit) leaves a pending instant; the next write cleans it."""
     script = f"""
 import os, pyarrow as pa
-import airflow_hudi_etc.hudi.writer as w
+import airflow_hudi_etc.hudi.write.writer as w
 real = w.write_unit
 def dying(unit):
     real(unit)
@@ -163,7 +163,7 @@ w.write_batch({str(table)!r}, pa.table({{"id": ["n1", "n2"], "ts": [1, 1], "et":
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert proc.returncode == 17, proc.stderr
     from airflow_hudi_etc.hudi.storage import Storage
-    from airflow_hudi_etc.hudi.timeline import Timeline
+    from airflow_hudi_etc.hudi.timeline.active import Timeline
 
     assert len(Timeline.load(Storage(str(table))).pending_writes) == 1  # the dead writer's instant
     assert list(table.rglob("*.parquet"))  # and its data file

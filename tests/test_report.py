@@ -16,7 +16,7 @@ from airflow_hudi_etc.cli import main  # noqa: E402
 from airflow_hudi_etc.compaction.execution import execute  # noqa: E402
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.hudi.errors import InvalidInputError  # noqa: E402
-from airflow_hudi_etc.hudi.writer import init_table, write_batch  # noqa: E402
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch  # noqa: E402
 from airflow_hudi_etc.report import format_status, human_bytes, human_duration, write_report  # noqa: E402
 
 H = 3_600_000

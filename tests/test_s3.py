@@ -28,8 +28,8 @@ from airflow_hudi_etc.hudi.errors import (  # noqa: E402
     UnsupportedFeatureError,
 )
 from airflow_hudi_etc.hudi.storage import Storage  # noqa: E402
-from airflow_hudi_etc.hudi.table import HudiTable  # noqa: E402
-from airflow_hudi_etc.hudi.writer import init_table, write_batch  # noqa: E402
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable  # noqa: E402
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch  # noqa: E402
 
 KEY_ID, SECRET, REGION = "AKIDTESTTEST", "moto-secret-value-not-a-real-one", "us-east-1"
 BUCKET = "hudi-etc-test"

@@ -28,13 +28,13 @@ import time
 from typing import Any, Mapping
 
 from .intents import finish_stale_intents
-from ..hudi import avro_models as am
-from ..hudi.crash import crashpoint
+from ..hudi.timeline import avro_models as am
+from ..hudi.services.crash import crashpoint
 from ..hudi.errors import InvalidInputError, InvalidTimelineError, UnsafePathError
 from ..hudi.storage import Storage, safe_relpath
-from ..hudi.table import HudiTable
-from ..hudi import layout
-from ..hudi.timeline import Action, State
+from ..hudi.table.hudi_table import HudiTable
+from ..hudi.timeline import layout
+from ..hudi.timeline.active import Action, State
 from ..hudi.etc_keys import RETAIN_COMMITS
 from .plans import final_target, link_target, pending_plan_groups, read_plan
 
@@ -124,7 +124,7 @@ def _merge_foreign_pending(slices: list, pending: frozenset) -> list:
     instant; for a group that compaction does not plan, that slice is the continuation of the one
     before it (Java keys only the plan's groups), so it is merged back: its logs belong to the
     slice before, which is then the group's latest and must not be cleaned."""
-    from ..hudi.fsview import FileSlice
+    from ..hudi.file_group.fsview import FileSlice
 
     out: list = []
     for s in slices:

@@ -1,6 +1,6 @@
 """``hudi-etc configure``: record a decision about the table once, in the table itself (the
-``hoodie.etc.*`` keys of :data:`~airflow_hudi_etc.hudi.etc_metadata.TABLE_SETTINGS`, kept in
-``.hoodie/.aux/hudi-etc/settings.json``: :mod:`~airflow_hudi_etc.hudi.etc_settings`, since a Java
+``hoodie.etc.*`` keys of :data:`~airflow_hudi_etc.hudi.services.etc_metadata.TABLE_SETTINGS`, kept in
+``.hoodie/.aux/hudi-etc/settings.json``: :mod:`~airflow_hudi_etc.hudi.config.etc_settings`, since a Java
 ``CREATE TABLE ... LOCATION`` rewrites ``hoodie.properties`` without them), so that
 every later command, wherever it runs (CLI, API, Airflow workers, Spark drivers and executors),
 reads it from the table instead of from a variable set in every shell.
@@ -18,14 +18,14 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Callable, Mapping
 
-from ..hudi.coexistence import K_TIMEZONE, timeline_zone_source, zone_named
+from ..hudi.services.coexistence import K_TIMEZONE, timeline_zone_source, zone_named
 from ..hudi.errors import InvalidInputError
-from ..hudi.etc_metadata import TABLE_SETTINGS
-from ..hudi.etc_settings import SETTINGS_PATH, read_recorded, record
-from ..hudi.properties import load_table_config
+from ..hudi.services.etc_metadata import TABLE_SETTINGS
+from ..hudi.config.etc_settings import SETTINGS_PATH, read_recorded, record
+from ..hudi.config.properties import load_table_config
 from ..hudi.storage import Storage
-from ..hudi.table import HudiTable
-from ..hudi.timeline import parse_instant_time
+from ..hudi.table.hudi_table import HudiTable
+from ..hudi.timeline.active import parse_instant_time
 from .times import max_clock_skew
 
 

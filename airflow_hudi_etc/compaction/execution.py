@@ -21,17 +21,20 @@ import pyarrow as pa
 from .intents import finish_stale_intents
 from .leftovers import drop_execution, record_execution
 from ..hudi import etc_keys as keys
-from ..hudi import crash, heartbeat, layout, markers
+from ..hudi.services import crash
+from ..hudi.services import heartbeat
+from ..hudi.timeline import layout
+from ..hudi.services import markers
 from ..hudi import logformat as lf
-from ..hudi.crash import crashpoint
+from ..hudi.services.crash import crashpoint
 from ..hudi.errors import InvalidTimelineError, UnsupportedFeatureError
-from ..hudi.plan import CompactionPlan, Operation
-from ..hudi.schema import FILE_NAME
-from ..hudi.stats import log_event_ranges
+from ..hudi.services.plan import CompactionPlan, Operation
+from ..hudi.config.schema import FILE_NAME
+from ..hudi.index.stats import log_event_ranges
 from ..hudi.storage import Storage, temp_owner
-from ..hudi.table import HudiTable, SliceReadSpec
-from ..hudi.timeline import Action, Instant, META_DIR, State, commit_metadata, dump_commit_metadata, write_stat
-from ..hudi.writer import LocalEngine
+from ..hudi.table.hudi_table import HudiTable, SliceReadSpec
+from ..hudi.timeline.active import Action, Instant, META_DIR, State, commit_metadata, dump_commit_metadata, write_stat
+from ..hudi.write.writer import LocalEngine
 from .executor import write_base_table, write_merged_base
 from .java_compaction import check_execute
 from .lifecycle import rollback
@@ -426,7 +429,7 @@ def verify_links(storage: Storage, plan: CompactionPlan) -> None:
 def _execution_figures(table: HudiTable, plan: CompactionPlan, stats: list[dict],
                        ranges: Mapping[str, Any]) -> dict[str, str]:
     """What the commit records for metrics and the report (extra metadata is string → string).
-    ``ranges``: :func:`~airflow_hudi_etc.hudi.stats.log_event_ranges` of the table."""
+    ``ranges``: :func:`~airflow_hudi_etc.hudi.index.stats.log_event_ranges` of the table."""
     remaining = [op.path(lk.target) for op in plan.operations for lk in op.links]
     los = []
     for rel in remaining:

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..hudi.crash import crashpoint
-from ..hudi.merge import BlockDecoder, SliceMerger
-from ..hudi.schema import FILE_NAME, RECORD_KEY, event_time_millis
-from ..hudi.table import HudiTable, SliceReadSpec
-from ..hudi.writer import BaseFileWriter
+from ..hudi.services.crash import crashpoint
+from ..hudi.file_group.merge import BlockDecoder, SliceMerger
+from ..hudi.config.schema import FILE_NAME, RECORD_KEY, event_time_millis
+from ..hudi.table.hudi_table import HudiTable, SliceReadSpec
+from ..hudi.write.writer import BaseFileWriter
 
 #: rows per batch read from the old base file
 BATCH_ROWS = 65_536

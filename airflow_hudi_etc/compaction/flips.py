@@ -6,8 +6,8 @@ from __future__ import annotations
 
 
 from ..hudi import logformat as lf
-from ..hudi.schema import RECORD_KEY
-from ..hudi.table import HudiTable
+from ..hudi.config.schema import RECORD_KEY
+from ..hudi.table.hudi_table import HudiTable
 
 
 def flip_safe_selection(table: HudiTable, s, sel, decoder):
@@ -23,7 +23,7 @@ def flip_safe_selection(table: HudiTable, s, sel, decoder):
     reading (key, ordering value, delete) of the slice's logs at schedule time — only for these
     tables, and only for slices that keep logs. A null or incomparable ordering value counts as a
     flip (the safe side). Event-time ordering tables: :func:`_eto_flip_safe`."""
-    from ..hudi.merge import _is_natural_zero, queue_blocks
+    from ..hudi.file_group.merge import _is_natural_zero, queue_blocks
 
     logs = list(s.log_files)
     files = table.read_log_files([lg.path for lg in logs])
@@ -77,7 +77,7 @@ def flip_safe_selection(table: HudiTable, s, sel, decoder):
 
 def may_flip(event_time_ordering: bool, compact, remain) -> bool:
     """Could :func:`flip_safe_selection` extend this prefix? Decided from the logs' ordering
-    facts (:mod:`~airflow_hudi_etc.hudi.ordering_facts`; ``compact``/``remain``: the facts of
+    facts (:mod:`~airflow_hudi_etc.hudi.index.ordering_facts`; ``compact``/``remain``: the facts of
     the prefix's logs and of the remaining ones, None where unknown). False only when no key can
     flip whatever the logs hold; True (read the logs) when a fact is unknown.
 

@@ -30,12 +30,12 @@ import json
 import posixpath
 from dataclasses import dataclass
 
-from ..hudi import heartbeat
+from ..hudi.services import heartbeat
 from ..hudi import logformat as lf
 from ..hudi.errors import InstantExistsError, InvalidTimelineError
-from ..hudi.plan import LINK_TOKEN
+from ..hudi.services.plan import LINK_TOKEN
 from ..hudi.storage import Storage
-from ..hudi.timeline import AUX_DIR, Action, Instant, State, Timeline
+from ..hudi.timeline.active import AUX_DIR, Action, Instant, State, Timeline
 
 INTENT_DIR = f"{AUX_DIR}/hudi-etc/intents"
 
@@ -140,10 +140,10 @@ def archived_times(storage: Storage, config) -> frozenset[str]:
     if getattr(config, "layout_version", 1) == 2:
         if not config.history_dir:
             return frozenset()
-        from ..hudi.timeline_v2 import read_lsm_history
+        from ..hudi.timeline.timeline_v2 import read_lsm_history
 
         return frozenset(read_lsm_history(storage, config.history_dir))
-    from ..hudi.archive_v6 import archived_completed_times
+    from ..hudi.timeline.archive_v6 import archived_completed_times
 
     return archived_completed_times(storage, config)
 
@@ -163,7 +163,7 @@ def finish_stale_intents(storage: Storage, config=None, *, only_instant: str | N
     if not intents:
         return []
     if config is None:
-        from ..hudi.properties import load_table_config
+        from ..hudi.config.properties import load_table_config
 
         config = load_table_config(storage)
     tl = Timeline.load(storage, config)

@@ -25,8 +25,8 @@ from typing import Any, Mapping
 from ..hudi import etc_keys as keys
 from ..hudi.errors import InvalidTimelineError, JavaCompactionError
 from ..hudi.storage import Storage
-from ..hudi.table import HudiTable
-from ..hudi.timeline import Action
+from ..hudi.table.hudi_table import HudiTable
+from ..hudi.timeline.active import Action
 from .plans import plan_link_files, read_plan
 
 #: table property: "off" — every Java writer of the table runs with its compaction off

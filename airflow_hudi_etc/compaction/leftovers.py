@@ -2,7 +2,7 @@
 
 ``execute`` of plan C writes its base files (and commit) through temp files named with their
 owner, ``.hudi-etc-tmp-i<C>-<hex>.tmp``; killed mid-file it leaves one. Our next ``execute`` of C
-removes it (:func:`~airflow_hudi_etc.hudi.heartbeat.remove_stale_temp_files` with ``own=C``), but
+removes it (:func:`~airflow_hudi_etc.hudi.services.heartbeat.remove_stale_temp_files` with ``own=C``), but
 when Java executes C instead (and archives it later), no execute of ours runs for C again and
 the file stayed for good (``validate``: ``temp-file``; found by the real-Java interleavings).
 
@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import json
 
-from ..hudi import heartbeat
+from ..hudi.services import heartbeat
 from ..hudi.errors import InstantExistsError
 from ..hudi.storage import Storage
-from ..hudi.timeline import AUX_DIR, Action, Timeline
+from ..hudi.timeline.active import AUX_DIR, Action, Timeline
 
 EXECUTION_DIR = f"{AUX_DIR}/hudi-etc/executions"
 
@@ -55,7 +55,7 @@ def finish_dead_executions(storage: Storage, config=None) -> list[str]:
     if not dead:
         return []
     if config is None:
-        from ..hudi.properties import load_table_config
+        from ..hudi.config.properties import load_table_config
 
         config = load_table_config(storage)
     tl = Timeline.load(storage, config)

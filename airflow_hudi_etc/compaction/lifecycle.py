@@ -10,14 +10,16 @@ import re
 from typing import Any, Mapping
 
 from . import intents
-from ..hudi import heartbeat, layout, markers
-from ..hudi.crash import crashpoint
+from ..hudi.services import heartbeat
+from ..hudi.timeline import layout
+from ..hudi.services import markers
+from ..hudi.services.crash import crashpoint
 from ..hudi.errors import InvalidInputError, InvalidTimelineError
-from ..hudi.plan import CompactionPlan
-from ..hudi.rollback import rollback_with_instant
+from ..hudi.services.plan import CompactionPlan
+from ..hudi.services.rollback import rollback_with_instant
 from ..hudi.storage import Storage
-from ..hudi.table import HudiTable
-from ..hudi.timeline import AUX_DIR, Action, Instant, State, Timeline
+from ..hudi.table.hudi_table import HudiTable
+from ..hudi.timeline.active import AUX_DIR, Action, Instant, State, Timeline
 from .plans import (
     K_LINK_MODE,
     create_links,
@@ -39,7 +41,7 @@ def rollback(path: str | Storage, *, instant: str, storage_options: Mapping[str,
     if not insts:
         writes = [i for i in table.timeline.get(instant) if i.action is Action.DELTA_COMMIT and i.is_pending]
         if writes:  # a crashed writer's deltacommit: what the next write would roll back
-            from ..hudi.writer import rollback_write
+            from ..hudi.write.writer import rollback_write
 
             removed = rollback_write(storage, instant)
             return {"instant": instant, "status": "rolled back", "action": "deltacommit", "files_removed": removed}
@@ -79,7 +81,7 @@ def _rollback_execution(storage: Storage, instant: str, plan: CompactionPlan, *,
         out = files.setdefault(posixpath.dirname(rel), [])
         if rel not in out:
             out.append(rel)
-    # recorded as a rollback instant, as Hudi does (hudi/rollback.py); then back to requested
+    # recorded as a rollback instant, as Hudi does (hudi/services/rollback.py); then back to requested
     rb, removed = rollback_with_instant(storage, instant=instant, action=Action.COMPACTION, files=files,
                                        after_delete=lambda: crashpoint("rollback.after-file-removed"))
     if links_precreated(plan):  # the requested plan's split placeholder (and any link lost) again

@@ -23,12 +23,12 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Mapping
 
-from ..hudi.coexistence import known_timeline_zone, metadata_table_state
-from ..hudi.etc_metadata import CompactionExtra
-from ..hudi.stats import iso_ms, table_status
+from ..hudi.services.coexistence import known_timeline_zone, metadata_table_state
+from ..hudi.services.etc_metadata import CompactionExtra
+from ..hudi.index.stats import iso_ms, table_status
 from ..hudi.storage import Storage
-from ..hudi.table import HudiTable
-from ..hudi.timeline import instant_to_epoch_ms
+from ..hudi.table.hudi_table import HudiTable
+from ..hudi.timeline.active import instant_to_epoch_ms
 from .trigger import last_threshold
 
 def _now_ms(now: _dt.datetime | None) -> int:
@@ -50,9 +50,9 @@ def _archived_compactions(table: HudiTable) -> list[tuple[str, dict]]:
     """(instant, extra metadata) of the archived compactions, oldest first (layout 2 only)."""
     if getattr(table.timeline, "layout", 1) != 2 or not table.config.history_dir:
         return []
-    from ..hudi.commit_metadata import decode_avro_commit
+    from ..hudi.timeline.commits import decode_avro_commit
     from ..hudi.errors import HudiEtcError
-    from ..hudi.timeline_v2 import read_lsm_instants
+    from ..hudi.timeline.timeline_v2 import read_lsm_instants
 
     out = []
     for r in read_lsm_instants(table.storage, table.config.history_dir):

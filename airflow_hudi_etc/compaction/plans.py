@@ -14,13 +14,13 @@ from typing import Any, Mapping
 
 from ..hudi import etc_keys as keys
 from ..hudi import logformat as lf
-from ..hudi.crash import crashpoint
+from ..hudi.services.crash import crashpoint
 from ..hudi.errors import InvalidTimelineError
-from ..hudi.plan import CompactionPlan, LINK_TOKEN, Operation, SPLIT_LOG_VERSION
-from ..hudi.plan import read_plan as _read_plan
+from ..hudi.services.plan import CompactionPlan, LINK_TOKEN, Operation, SPLIT_LOG_VERSION
+from ..hudi.services.plan import read_plan as _read_plan
 from ..hudi.storage import Storage, safe_relpath, staged_name, temp_owner
-from ..hudi.table import HudiTable
-from ..hudi.timeline import Action, Timeline, format_instant
+from ..hudi.table.hudi_table import HudiTable
+from ..hudi.timeline.active import Action, Timeline, format_instant
 
 
 #: the extra-metadata keys of a plan (and of its commit)
@@ -439,7 +439,7 @@ def _newer_blocks(storage: Storage, rel: str) -> bool:
 def all_log_files_listed(storage: Storage) -> list:
     """Every log file on storage (parsed names, ``base_instant`` = the name instant), whatever the
     timeline says of its instant (a layout-2 view hides the files of instants not completed)."""
-    from ..hudi.fsview import as_log_file, list_partitions
+    from ..hudi.file_group.fsview import as_log_file, list_partitions
 
     out = []
     for part in list_partitions(storage):

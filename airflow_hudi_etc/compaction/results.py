@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Mapping
 
-from ..hudi.etc_metadata import CompactionExtra
-from ..hudi.stats import iso_ms
+from ..hudi.services.etc_metadata import CompactionExtra
+from ..hudi.index.stats import iso_ms
 
 
 if TYPE_CHECKING:

@@ -27,18 +27,20 @@ from typing import Any, Callable, Mapping
 
 import pyarrow.compute as pc
 
-from ..hudi import crash, heartbeat, layout
+from ..hudi.services import crash
+from ..hudi.services import heartbeat
+from ..hudi.timeline import layout
 from ..hudi import logformat as lf
-from ..hudi.coexistence import K_EXCLUSIVE_CLEANER, symlinks_allowed
-from ..hudi.crash import crashpoint
+from ..hudi.services.coexistence import K_EXCLUSIVE_CLEANER, symlinks_allowed
+from ..hudi.services.crash import crashpoint
 from ..hudi.errors import InstantExistsError, InvalidInputError, InvalidTimelineError, UnsupportedFeatureError
-from ..hudi.plan import CompactionPlan, LINK_TOKEN, LinkOp, Operation, SPLIT_LOG_VERSION, operation
-from ..hudi.schema import event_time_millis
-from ..hudi.log_index import LogIndex
-from ..hudi.stats import LogScanner, iso_ms, log_event_ranges, stats_describe
+from ..hudi.services.plan import CompactionPlan, LINK_TOKEN, LinkOp, Operation, SPLIT_LOG_VERSION, operation
+from ..hudi.config.schema import event_time_millis
+from ..hudi.index.log_index import LogIndex
+from ..hudi.index.stats import LogScanner, iso_ms, log_event_ranges, stats_describe
 from ..hudi.storage import Storage
-from ..hudi.table import HudiTable
-from ..hudi.timeline import AUX_DIR, Action, Instant, State, Timeline, iter_write_stats, next_instant_time
+from ..hudi.table.hudi_table import HudiTable
+from ..hudi.timeline.active import AUX_DIR, Action, Instant, State, Timeline, iter_write_stats, next_instant_time
 from . import intents
 from .flips import flip_safe_selection, may_flip
 from ..hudi.etc_keys import PLANNING_SECONDS as K_PLANNING
@@ -486,7 +488,7 @@ def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool
             n = len(sel.compact)
             if may_flip(eto, facts[:n], facts[n:]):  # only then are the slice's logs read
                 if decoder is None:
-                    from ..hudi.merge import BlockDecoder
+                    from ..hudi.file_group.merge import BlockDecoder
 
                     decoder = BlockDecoder(table.arrow_schema)
                 sel = flip_safe_selection(table, s, sel, decoder)

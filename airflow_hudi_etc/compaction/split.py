@@ -11,13 +11,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..hudi import logformat as lf
-from ..hudi.crash import crashpoint
+from ..hudi.services.crash import crashpoint
 from ..hudi.errors import InstantExistsError, InvalidTimelineError
-from ..hudi.plan import SPLIT_LOG_VERSION, Operation
-from ..hudi.schema import FILE_NAME, RECORD_KEY, event_time_millis
+from ..hudi.services.plan import SPLIT_LOG_VERSION, Operation
+from ..hudi.config.schema import FILE_NAME, RECORD_KEY, event_time_millis
 from ..hudi.storage import Storage
-from ..hudi.table import HudiTable, SliceReadSpec
-from ..hudi.timeline import write_stat
+from ..hudi.table.hudi_table import HudiTable, SliceReadSpec
+from ..hudi.timeline.active import write_stat
 from .plans import split_log_name
 
 
@@ -83,8 +83,8 @@ def _split_log_blocks(table: HudiTable, spec: SliceReadSpec, late: pa.Table, kep
                       threshold_ms: int, base_filterable: bool) -> list[tuple[str, Any]]:
     """The split log's blocks (see :func:`split_at_threshold`): ``("data", table)`` and
     ``("delete", [DeleteRecord])`` in log order."""
-    from ..hudi.merge import BlockDecoder, queue_blocks
-    from ..hudi.schema import COMMIT_SEQNO, COMMIT_TIME
+    from ..hudi.file_group.merge import BlockDecoder, queue_blocks
+    from ..hudi.config.schema import COMMIT_SEQNO, COMMIT_TIME
 
     schema = late.schema
     late_keys = set(late.column(RECORD_KEY).to_pylist())

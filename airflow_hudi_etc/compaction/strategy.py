@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Protocol, Sequence
 
-from ..hudi.fsview import FileSlice, LogFile
-from ..hudi.stats import EventRange
+from ..hudi.file_group.fsview import FileSlice, LogFile
+from ..hudi.index.stats import EventRange
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,10 @@ import json
 from typing import Any, Mapping
 
 from ..hudi.errors import InvalidInputError
-from ..hudi.stats import iso_ms
+from ..hudi.index.stats import iso_ms
 from ..hudi.storage import Storage
 from ..hudi.etc_keys import LATENCY_MS as K_LATENCY_MS
-from ..hudi.timeline import parse_instant_time
+from ..hudi.timeline.active import parse_instant_time
 from .trigger import RESET_DIR, resets_of
 
 
@@ -37,7 +37,7 @@ def reset_threshold(path: str | Storage, *, to: str | None = None, instant: str 
     Refused (typed, nothing written): no threshold published, ``instant`` not that compaction,
     ``to`` above the current threshold (thresholds move forward only by compacting) or in the
     future."""
-    from ..hudi.table import HudiTable
+    from ..hudi.table.hudi_table import HudiTable
     from .times import check_not_future, parse_time
     from .trigger import published_threshold
 

@@ -13,13 +13,13 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
-from ..hudi.etc_metadata import PlanExtra
-from ..hudi.coexistence import require_no_metadata_table
+from ..hudi.services.etc_metadata import PlanExtra
+from ..hudi.services.coexistence import require_no_metadata_table
 from ..hudi.errors import InvalidInputError
-from ..hudi.stats import iso_ms, pending_clustering
+from ..hudi.index.stats import iso_ms, pending_clustering
 from ..hudi.storage import Storage
-from ..hudi.table import HudiTable
-from ..hudi.timeline import AUX_DIR, INSTANT_TIME
+from ..hudi.table.hudi_table import HudiTable
+from ..hudi.timeline.active import AUX_DIR, INSTANT_TIME
 
 
 #: where ``hudi-etc reset-threshold`` (:mod:`.threshold_reset`) records a lowered threshold
@@ -56,7 +56,7 @@ def _archived_threshold_v6(table: HudiTable) -> tuple[int | None, str | None, di
     """Version 6: the threshold of the latest compaction Java archived into ``.hoodie/archived/``
     (our commit's extra metadata, else its archived plan's), when no active compaction carries
     one. Only an instant the archive holds as completed counts."""
-    from ..hudi.archive_v6 import archive_dir, read_archived_entries
+    from ..hudi.timeline.archive_v6 import archive_dir, read_archived_entries
 
     entries = read_archived_entries(table.storage, archive_dir(table.config))
     done = {e.instant for e in entries if e.is_completed and e.action == "commit"}
@@ -74,10 +74,10 @@ def _archived_threshold(table: HudiTable) -> tuple[int | None, str | None, dict]
     """Layout 2: the threshold of the latest compaction Java archived into the LSM history
     (``.hoodie/timeline/history/``, spec §2.6), when no active compaction carries one: its row's
     ``metadata`` is the Avro commit (our extra metadata), its ``plan`` the requested plan."""
-    from ..hudi.commit_metadata import decode_avro_commit
+    from ..hudi.timeline.commits import decode_avro_commit
     from ..hudi.errors import HudiEtcError
-    from ..hudi.plan import CompactionPlan
-    from ..hudi.timeline_v2 import read_lsm_instants
+    from ..hudi.services.plan import CompactionPlan
+    from ..hudi.timeline.timeline_v2 import read_lsm_instants
 
     hist = table.config.history_dir
     if not hist:
@@ -133,7 +133,7 @@ def _plan_threshold(table: HudiTable, instant: str) -> int | None:
     executed by Java's compactor (its slice C is correct: the re-exposed logs were created before
     the plan was published, so the threshold holds as planned)."""
     from ..hudi.errors import HudiEtcError
-    from ..hudi.plan import read_plan
+    from ..hudi.services.plan import read_plan
 
     try:
         return PlanExtra.from_extra(read_plan(table.storage, instant).extra).threshold_ms

@@ -39,12 +39,12 @@ from typing import Any, Mapping
 
 from ..hudi import logformat as lf
 from ..hudi.errors import HudiEtcError
-from ..hudi.fsview import list_partitions, parse_base_file_name
+from ..hudi.file_group.fsview import list_partitions, parse_base_file_name
 from ..hudi.storage import Storage, safe_relpath
-from ..hudi.table import HudiTable
-from ..hudi import avro_models as am
-from ..hudi.coexistence import metadata_table_state
-from ..hudi.timeline import TEMP_DIR, Action, State, iter_write_stats
+from ..hudi.table.hudi_table import HudiTable
+from ..hudi.timeline import avro_models as am
+from ..hudi.services.coexistence import metadata_table_state
+from ..hudi.timeline.active import TEMP_DIR, Action, State, iter_write_stats
 from .execution import verify_links
 from .intents import archived_times, intent_path, is_our_copy, read_intents
 from .plans import K_LINKS, LINK_TOKEN, links_precreated, read_plan

@@ -31,7 +31,7 @@ from airflow.sdk import BaseHook
 
 if TYPE_CHECKING:  # the Hudi layer (pyarrow, fastavro) is imported where it is used, never by the
     # triggerer's event loop or the DAG processor when they import this module
-    from ..hudi.table import HudiTable
+    from ..hudi.table.hudi_table import HudiTable
 
 #: the connection the hook, the sensor, its triggers and the operators use unless told otherwise;
 #: when it does not exist the filesystem's defaults apply (local tables need no connection)
@@ -99,8 +99,8 @@ def _secret_values(options: Mapping[str, Any]) -> list[str]:
 def pending_plans(table: HudiTable) -> list[dict]:
     """Pending compactions, oldest first, with the threshold their plan carries (None: not ours)."""
     from ..compaction.plans import read_plan
-    from ..hudi.etc_metadata import PlanExtra
-    from ..hudi.stats import iso_ms
+    from ..hudi.services.etc_metadata import PlanExtra
+    from ..hudi.index.stats import iso_ms
 
     out = []
     for inst in table.timeline.pending_compactions:
@@ -120,7 +120,7 @@ def pending_plans(table: HudiTable) -> list[dict]:
 
 def compaction_state(table: HudiTable, instant: str) -> str | None:
     """``requested`` / ``inflight`` / ``completed`` of compaction ``instant``; None when absent."""
-    from ..hudi.timeline import Action, State
+    from ..hudi.timeline.active import Action, State
 
     for i in table.timeline.get(instant):
         if i.action is Action.COMPACTION:
@@ -140,7 +140,7 @@ def event_time_check(path: Any, *, threshold_ms: int, storage_options: Mapping[s
     """
     from ..compaction.results import Outcome
     from ..compaction.scheduling import plan_decision
-    from ..hudi.table import HudiTable
+    from ..hudi.table.hudi_table import HudiTable
 
     from ..compaction.intents import finish_stale_intents
 
@@ -176,8 +176,8 @@ def published_threshold(path: Any, storage_options: Mapping[str, Any] | None = N
     """``{threshold_ms, threshold, instant}`` of the latest completed event-time compaction of the
     table at ``path`` (a timeline read; blocking: triggers call it in a thread)."""
     from ..compaction.trigger import last_threshold
-    from ..hudi.stats import iso_ms
-    from ..hudi.table import HudiTable
+    from ..hudi.index.stats import iso_ms
+    from ..hudi.table.hudi_table import HudiTable
 
     table = path if isinstance(path, HudiTable) else HudiTable.load(path, storage_options)
     ms, inst = last_threshold(table)
@@ -277,7 +277,7 @@ class HudiTableHook(BaseHook):
 
     # ---------------------------------------------------------------- timeline reads
     def load_table(self, path: str) -> HudiTable:
-        from ..hudi.table import HudiTable
+        from ..hudi.table.hudi_table import HudiTable
 
         return HudiTable.load(path, self.get_storage_options())
 

@@ -45,7 +45,7 @@ def catalog_threshold_ms(sync_result: Mapping[str, Any] | None) -> int | None:
 
 
 def _iso(ms: int | None) -> str | None:
-    from ..hudi.stats import iso_ms
+    from ..hudi.index.stats import iso_ms
 
     return None if ms is None else iso_ms(ms)
 

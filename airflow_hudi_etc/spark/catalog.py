@@ -36,10 +36,10 @@ import os
 import re
 from typing import Any, Mapping
 
-from ..hudi.crash import crashpoint
+from ..hudi.services.crash import crashpoint
 from ..hudi.errors import InvalidInputError
-from ..hudi.stats import iso_ms
-from ..hudi.table import HudiTable
+from ..hudi.index.stats import iso_ms
+from ..hudi.table.hudi_table import HudiTable
 from ..compaction.trigger import threshold_info
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")

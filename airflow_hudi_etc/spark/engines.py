@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from ..hudi.writer import LocalEngine
+from ..hudi.write.writer import LocalEngine
 
 __all__ = ["LocalEngine", "SparkEngine", "get_engine"]
 
@@ -38,7 +38,7 @@ class SparkEngine:
             import sys
 
             missing = []
-            for mod in ("pyarrow", "fastavro", "numpy", "fsspec", "msgspec", "airflow_hudi_etc.hudi.table"):
+            for mod in ("pyarrow", "fastavro", "numpy", "fsspec", "msgspec", "airflow_hudi_etc.hudi.table.hudi_table"):
                 try:
                     __import__(mod)
                 except ImportError as e:

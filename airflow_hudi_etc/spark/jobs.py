@@ -73,8 +73,8 @@ def _earlier_attempt(args) -> bool | None:
         return None
     try:
         from airflow_hudi_etc.contract import storage_options_from_env
-        from airflow_hudi_etc.hudi.table import HudiTable
-        from airflow_hudi_etc.hudi.timeline import State
+        from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+        from airflow_hudi_etc.hudi.timeline.active import State
 
         pending = HudiTable.load(args.path, storage_options_from_env()).timeline.pending_compactions
         instant = getattr(args, "instant", None) or (pending[0].timestamp if pending else None)

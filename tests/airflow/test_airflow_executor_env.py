@@ -57,7 +57,7 @@ def test_executors_without_dependencies_fail_once_naming_the_fix(table, tmp_path
     assert alert["exception"].startswith("executor_environment: Spark executors cannot import pyarrow")
     for words in ("hudi-etc pack-env", "spark.pyspark.python", BARE):
         assert words in alert["exception"]
-    from airflow_hudi_etc.hudi.table import HudiTable
+    from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
 
     pending = HudiTable.load(str(table)).timeline.pending_compactions
     assert [(i.timestamp, i.state.name) for i in pending] == [(plan.instant, "REQUESTED")]  # table untouched

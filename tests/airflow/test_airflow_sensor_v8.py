@@ -15,7 +15,7 @@ from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.trigger import check_readiness
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hooks.hudi import HudiTableHook
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from airflow_hudi_etc.sensors.event_time import EventTimeCompactionSensor
 
 

@@ -8,8 +8,8 @@ import pytest
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.hudi.errors import JavaCompactionError
 from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from airflow_hudi_etc.operators.compaction import ExecuteCompactionOperator, await_java_execution, wait_for_java
 from batches import batch
 from java_sim import JavaHudi

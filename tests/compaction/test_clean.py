@@ -7,7 +7,7 @@ import os
 import pytest
 
 from airflow_hudi_etc.compaction.clean import clean
-from airflow_hudi_etc.hudi import avro_models as am
+from airflow_hudi_etc.hudi.timeline import avro_models as am
 from airflow_hudi_etc.hudi.errors import InvalidInputError
 from batches import DATA_COLS, run_history
 from compacted_histories import two_compactions

@@ -8,12 +8,12 @@ import pyarrow as pa
 import pytest
 
 from airflow_hudi_etc.compaction import executor
-from airflow_hudi_etc.hudi import avro_arrow
+from airflow_hudi_etc.hudi.logformat import avro_arrow
 from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.lifecycle import rollback, unschedule
 from airflow_hudi_etc.compaction.scheduling import schedule
-from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.writer import LocalEngine, write_batch
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+from airflow_hudi_etc.hudi.write.writer import LocalEngine, write_batch
 from model import random_history
 from oracle import hudi_rs_read
 from batches import DATA_COLS, batch, run_history

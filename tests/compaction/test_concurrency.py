@@ -1,6 +1,6 @@
 """A writer committing while a compaction plan is made, is requested, executes and rolls back.
 
-Interleavings are deterministic: the compaction's named points (hudi/crash.py) become hooks
+Interleavings are deterministic: the compaction's named points (hudi/services/crash.py) become hooks
 (callbacks registered with ``crash.hooked``), and its per-operation tasks run through
 an engine that calls the writer before or after chosen tasks. At a hook the writer commits a
 whole batch (in this process, or as a real ``hudi-etc write`` process). Seeded: each seed picks
@@ -35,14 +35,14 @@ import pytest
 
 from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.plans import show_plan
-from airflow_hudi_etc.hudi import crash
+from airflow_hudi_etc.hudi.services import crash
 from airflow_hudi_etc.compaction.lifecycle import rollback, unschedule
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
 from airflow_hudi_etc.hudi.errors import HudiEtcError, InvalidTimelineError
 from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.timeline import Timeline
-from airflow_hudi_etc.hudi.writer import LocalEngine, write_batch
+from airflow_hudi_etc.hudi.timeline.active import Timeline
+from airflow_hudi_etc.hudi.write.writer import LocalEngine, write_batch
 from scenario import COMPACTION_TIME, H, LATENCY, PARTS, REPO, T0, assert_snapshot, build, cli, clone, judge, region
 from batches import batch as _batch
 
@@ -266,7 +266,7 @@ def test_writer_as_a_real_process_at_the_hooks(bases, tmp_path, hooks, seed):
 # ------------------------------------------------------------------ the known race, made small
 def _deleted_then_planned(tmp_path):
     """k1 inserted then deleted (the delete log qualifies, so the plan compacts it away), k2 kept."""
-    from airflow_hudi_etc.hudi.writer import init_table
+    from airflow_hudi_etc.hudi.write.writer import init_table
     from model import TableModel
 
     path = tmp_path / "t"

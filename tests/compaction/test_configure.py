@@ -12,9 +12,9 @@ from airflow_hudi_etc.api import Table
 from airflow_hudi_etc.cli import main as cli_main
 from airflow_hudi_etc.compaction.java_compaction import recorded
 from airflow_hudi_etc.hudi.errors import InvalidInputError
-from airflow_hudi_etc.hudi.properties import PROPERTIES_FILE, loads
-from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.writer import init_table
+from airflow_hudi_etc.hudi.config.properties import PROPERTIES_FILE, loads
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+from airflow_hudi_etc.hudi.write.writer import init_table
 
 
 def test_java_compaction_is_recorded_and_read_by_execute_check(tmp_path, capsys):
@@ -32,7 +32,7 @@ def test_java_compaction_is_recorded_and_read_by_execute_check(tmp_path, capsys)
     out = json.loads(capsys.readouterr().out)
     assert rc == 0 and out["status"] == "configured" and out["settings"]["java_compaction"] == "off"
     assert (p / PROPERTIES_FILE).read_bytes() == before  # recorded beside it (issue 22 a)
-    from airflow_hudi_etc.hudi.etc_settings import SETTINGS_PATH
+    from airflow_hudi_etc.hudi.config.etc_settings import SETTINGS_PATH
 
     assert json.loads((p / SETTINGS_PATH).read_text())["settings"]["hoodie.etc.java.compaction"] == "off"
     assert recorded(HudiTable.load(str(p))) == "off"
@@ -49,7 +49,7 @@ JAVA_CREATE_TABLE_DROPS = ("hoodie.etc.event.time.field", "hoodie.etc.java.compa
 
 def _java_create_table_rewrite(p):
     """hoodie.properties as Java's CREATE TABLE leaves it: the keys above gone."""
-    from airflow_hudi_etc.hudi.properties import dumps
+    from airflow_hudi_etc.hudi.config.properties import dumps
 
     f = p / PROPERTIES_FILE
     kv = loads(f.read_text())
@@ -63,7 +63,7 @@ def test_recorded_settings_survive_java_rewriting_hoodie_properties(tmp_path, mo
     variable set, execute is still refused where java-compaction=on was recorded, the
     exclusive-cleaner promise and the event-time field hold."""
     from airflow_hudi_etc.compaction.java_compaction import check_execute
-    from airflow_hudi_etc.hudi.coexistence import symlinks_allowed, timeline_zone_source
+    from airflow_hudi_etc.hudi.services.coexistence import symlinks_allowed, timeline_zone_source
     from airflow_hudi_etc.hudi.errors import JavaCompactionError
 
     monkeypatch.delenv("HUDI_ETC_TIMELINE_TIMEZONE", raising=False)
@@ -90,8 +90,8 @@ def test_legacy_keys_in_hoodie_properties_are_read_and_configure_migrates_them(t
     """A table configured by an earlier release has its keys in hoodie.properties only: they are
     read; the next configure copies them into the settings file and leaves hoodie.properties as it
     was; from then on a Java rewrite loses nothing."""
-    from airflow_hudi_etc.hudi.coexistence import update_table_properties
-    from airflow_hudi_etc.hudi.etc_settings import SETTINGS_PATH
+    from airflow_hudi_etc.hudi.services.coexistence import update_table_properties
+    from airflow_hudi_etc.hudi.config.etc_settings import SETTINGS_PATH
     from airflow_hudi_etc.hudi.storage import Storage
 
     p = tmp_path / "t"
@@ -112,7 +112,7 @@ def test_legacy_keys_in_hoodie_properties_are_read_and_configure_migrates_them(t
 
 def test_a_malformed_settings_file_is_a_typed_refusal(tmp_path, capsys):
     from airflow_hudi_etc.hudi.errors import InvalidPropertiesError
-    from airflow_hudi_etc.hudi.etc_settings import SETTINGS_PATH
+    from airflow_hudi_etc.hudi.config.etc_settings import SETTINGS_PATH
 
     p = tmp_path / "t"
     init_table(str(p), table_name="t", record_key="id", precombine_field="ts", event_time_field="et")

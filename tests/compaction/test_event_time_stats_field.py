@@ -10,8 +10,8 @@ import datetime as dt
 
 from airflow_hudi_etc.compaction.plans import read_plan
 from airflow_hudi_etc.compaction.scheduling import schedule
-from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from batches import batch
 
 DAY = 86_400_000
@@ -69,7 +69,7 @@ def test_a_table_whose_hudi_event_time_key_names_another_field_scans(tmp_path):
 
 
 def test_status_scans_too_when_the_hudi_key_names_another_field(tmp_path):
-    from airflow_hudi_etc.hudi.stats import table_status
+    from airflow_hudi_etc.hudi.index.stats import table_status
 
     path = table(tmp_path, 1, 5)
     assert table_status(HudiTable.load(str(path)))["min_event_time"] == T0 + DAY

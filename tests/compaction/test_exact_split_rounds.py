@@ -16,8 +16,8 @@ from airflow_hudi_etc.compaction.plans import show_plan
 
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
-from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from oracle import hudi_rs_read
 from batches import batch
 

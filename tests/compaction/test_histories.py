@@ -34,11 +34,11 @@ from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.plans import show_plan
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
-from airflow_hudi_etc.hudi.coexistence import TIMEZONE_ENV
+from airflow_hudi_etc.hudi.services.coexistence import TIMEZONE_ENV
 from airflow_hudi_etc.hudi.errors import InvalidInputError
-from airflow_hudi_etc.hudi.properties import dumps, loads
-from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.config.properties import dumps, loads
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from histories import ET, H, PRE, HistoryConfig, LayoutModel, dedup, generate
 from java_checks import java_rows_by_key
 from java_hudi import VERSION_LINES

@@ -25,21 +25,21 @@ from airflow_hudi_etc.compaction.results import Outcome
 from airflow_hudi_etc.compaction.lifecycle import rollback, unschedule
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
-from airflow_hudi_etc.hudi import crash
-from airflow_hudi_etc.hudi import log_index
+from airflow_hudi_etc.hudi.services import crash
+from airflow_hudi_etc.hudi.index import log_index
 from airflow_hudi_etc.hudi import logformat as lf
-from airflow_hudi_etc.hudi.coexistence import drop_metadata_table
+from airflow_hudi_etc.hudi.services.coexistence import drop_metadata_table
 from airflow_hudi_etc.hudi.errors import (
     HudiEtcError,
     JavaCompactionError,
     MetadataTablePresentError,
     UnsupportedFeatureError,
 )
-from airflow_hudi_etc.hudi.plan import LINK_TOKEN
+from airflow_hudi_etc.hudi.services.plan import LINK_TOKEN
 from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.timeline import Timeline
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+from airflow_hudi_etc.hudi.timeline.active import Timeline
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from java_sim import JavaHudi, enable_metadata_table
 from model_v8 import Model1x
 from oracle import hudi_rs_read
@@ -218,7 +218,7 @@ def test_metadata_table_is_refused_until_dropped(tmp_path, version):
     # the simulated MDT: v6 two files; v8/v9 properties, three timeline files and the files log
     assert out["status"] == "dropped" and out["properties_updated"] and out["files_removed"] == (2 if version == 6 else 5)
     assert not (w.path / ".hoodie/metadata").exists() and not (w.path / ".hoodie/hoodie.properties.backup").exists()
-    from airflow_hudi_etc.hudi.properties import loads
+    from airflow_hudi_etc.hudi.config.properties import loads
 
     after = loads((w.path / ".hoodie/hoodie.properties").read_text())
     before = loads(props_before.decode())
@@ -327,8 +327,8 @@ def test_symlinks_only_by_contract(tmp_path):
     p = tmp_path / "x"
     init_table(str(p), table_name="x", record_key="key", precombine_field="ts", event_time_field="event_time",
                exclusive_cleaner=True)
-    from airflow_hudi_etc.hudi.properties import load_table_config
-    from airflow_hudi_etc.hudi.coexistence import symlinks_allowed
+    from airflow_hudi_etc.hudi.config.properties import load_table_config
+    from airflow_hudi_etc.hudi.services.coexistence import symlinks_allowed
 
     assert symlinks_allowed(load_table_config(Storage(str(p))))
     q = tmp_path / "y"
@@ -341,7 +341,7 @@ def test_link_mode_symlink_is_refused_without_the_exclusive_cleaner_promise(tmp_
     cleaner would delete the link targets with the old slice. Refused (exit 2, naming the
     setting), nothing written; the same table promising it gets its symlinks."""
     from airflow_hudi_etc.cli import main as cli_main
-    from airflow_hudi_etc.hudi.coexistence import update_table_properties
+    from airflow_hudi_etc.hudi.services.coexistence import update_table_properties
     from airflow_hudi_etc.hudi.etc_keys import EXCLUSIVE_CLEANER
     from batches import run_history
     from tests_digest import tree_digest
@@ -373,7 +373,7 @@ def test_non_utc_timeline_is_refused_without_the_writers_zone(fixture_copy, monk
     # with the Java writers' zone, instants are made in it: after Java's, in its clock
     monkeypatch.setenv("HUDI_ETC_TIMELINE_TIMEZONE", "America/Los_Angeles")
     t = HudiTable.load_writable(str(path))
-    from airflow_hudi_etc.hudi.timeline import next_instant_time
+    from airflow_hudi_etc.hudi.timeline.active import next_instant_time
 
     now = dt.datetime(2030, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
     assert next_instant_time(t.timeline, now, zone=t.timeline_zone) == "20300101040000000"
@@ -400,7 +400,7 @@ def test_complex_key_generator_updates_find_their_keys(fixture_copy):
 
 def test_unsupported_key_generators_are_refused(fixture_copy):
     path = fixture_copy("v6_nonpartitioned")
-    from airflow_hudi_etc.hudi.coexistence import update_table_properties
+    from airflow_hudi_etc.hudi.services.coexistence import update_table_properties
 
     update_table_properties(Storage(str(path)), {"hoodie.table.keygenerator.class":
                                                  "org.apache.hudi.keygen.CustomKeyGenerator"})
@@ -415,7 +415,7 @@ def test_timestamp_key_generator_partition_paths(tmp_path):
     """TimestampBasedKeyGenerator with its settings in hoodie.properties (as Hudi persists them):
     partition paths are the field's time in the output format and zone, as Java makes them
     (values fixed by hand); an update lands in the same file group (hudi-rs sees each key once)."""
-    from airflow_hudi_etc.hudi.coexistence import update_table_properties
+    from airflow_hudi_etc.hudi.services.coexistence import update_table_properties
 
     p = tmp_path / "ts"
     init_table(str(p), table_name="ts", record_key="key", precombine_field="ts", event_time_field="event_time",
@@ -590,7 +590,7 @@ def test_java_write_named_before_c_seen_only_after_publish_makes_execute_refuse(
     refuses (typed, nothing written); unschedule (Java's log is named T: it falls back into the
     old slice) and a new plan keep Java's record."""
     from airflow_hudi_etc.hudi.errors import InvalidTimelineError
-    from airflow_hudi_etc.hudi.timeline import format_instant
+    from airflow_hudi_etc.hudi.timeline.active import format_instant
 
     w, m = _v1x_world(tmp_path, 29, version)
     live = sorted(w.model)
@@ -882,7 +882,7 @@ def test_execute_is_refused_where_java_compacts(tmp_path, version):
     commit carries none of our metadata), our execute is refused, typed, naming Java's settings,
     with nothing written; Java executes our plan instead and java_execution verifies its commit.
     With hoodie.etc.java.compaction=off recorded in the table, execute runs."""
-    from airflow_hudi_etc.hudi.properties import dumps, loads
+    from airflow_hudi_etc.hudi.config.properties import dumps, loads
 
     w = World(tmp_path, 46, version=version)
     _base(w)

@@ -30,9 +30,9 @@ from pathlib import Path
 
 import pytest
 
-from airflow_hudi_etc.hudi import crash
+from airflow_hudi_etc.hudi.services import crash
 from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.timeline import Timeline
+from airflow_hudi_etc.hudi.timeline.active import Timeline
 from scenario import COMPACTION_TIME, LATENCY, PARTS, REPO, assert_snapshot, build, cli, clone, judge
 
 # Java's log file pattern (FSUtils.LOG_FILE_PATTERN, 0.14): fileId, base commit, ext, version, token

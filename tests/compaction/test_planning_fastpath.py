@@ -20,11 +20,11 @@ from airflow_hudi_etc.compaction.flips import flip_safe_selection
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.strategy import EventTimeStrategy, Selection
 from airflow_hudi_etc.hudi.errors import UnsupportedFeatureError
-from airflow_hudi_etc.hudi.fsview import FileSystemView
-from airflow_hudi_etc.hudi.merge import BlockDecoder
-from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.timeline import iter_write_stats, load_commit_metadata
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.file_group.fsview import FileSystemView
+from airflow_hudi_etc.hudi.file_group.merge import BlockDecoder
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+from airflow_hudi_etc.hudi.timeline.active import iter_write_stats, load_commit_metadata
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from batches import T0, H, batch, iso, row
 from model import random_history
 

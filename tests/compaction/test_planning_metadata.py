@@ -17,16 +17,16 @@ from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.lifecycle import unschedule
 from airflow_hudi_etc.compaction.plans import show_plan
 from airflow_hudi_etc.compaction.scheduling import schedule
-from airflow_hudi_etc.hudi import fsview
+from airflow_hudi_etc.hudi.file_group import fsview
 from airflow_hudi_etc.hudi import logformat as lf
-from airflow_hudi_etc.hudi import timeline as tlm
+from airflow_hudi_etc.hudi.timeline import active as tlm
 from airflow_hudi_etc.hudi.errors import InvalidTimelineError
-from airflow_hudi_etc.hudi.plan import LINK_TOKEN
-from airflow_hudi_etc.hudi.stats import SOURCE_SCAN, SOURCE_STATS, EventRange, log_event_ranges
+from airflow_hudi_etc.hudi.services.plan import LINK_TOKEN
+from airflow_hudi_etc.hudi.index.stats import SOURCE_SCAN, SOURCE_STATS, EventRange, log_event_ranges
 from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.timeline import load_commit_metadata, load_log_write_stats
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+from airflow_hudi_etc.hudi.timeline.active import load_commit_metadata, load_log_write_stats
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from batches import batch
 
 DAY = 86_400_000

@@ -13,11 +13,11 @@ from airflow_hudi_etc.compaction import flips
 from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.plans import read_plan
 from airflow_hudi_etc.compaction.scheduling import schedule
-from airflow_hudi_etc.hudi import log_index
-from airflow_hudi_etc.hudi.ordering_facts import STAT_KEY, OrderingFacts, from_json
+from airflow_hudi_etc.hudi.index import log_index
+from airflow_hudi_etc.hudi.index.ordering_facts import STAT_KEY, OrderingFacts, from_json
 from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from batches import T0, H, batch, iso, row
 from model import TableModel, random_history
 
@@ -421,7 +421,7 @@ def test_the_schedule_job_scans_on_the_jobs_engine(tmp_path, monkeypatch):
     # stats goes through that session (one map over every log); the plan is the local scan's
     from airflow_hudi_etc import cli
     from airflow_hudi_etc.contract import build_parser
-    from airflow_hudi_etc.hudi.stats import LogScanner
+    from airflow_hudi_etc.hudi.index.stats import LogScanner
 
     path = _java_like(tmp_path)
     logs = sorted(p for p in log_stats(path))

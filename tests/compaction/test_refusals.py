@@ -21,7 +21,7 @@ import pytest
 from airflow_hudi_etc.cli import main as cli_main
 from airflow_hudi_etc.hudi.errors import HudiEtcError, InvalidInputError
 from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from oracle import hudi_rs_read
 from paths import REPO
 
@@ -147,7 +147,7 @@ def test_date_event_times_are_midnight_utc_and_out_of_range_dates_are_refused(tm
 
 
 def test_pre_1970_iso_times_with_a_sub_millisecond_part_floor_to_the_millisecond(tmp_path):
-    from airflow_hudi_etc.hudi.schema import parse_iso_millis
+    from airflow_hudi_etc.hudi.config.schema import parse_iso_millis
 
     assert parse_iso_millis("1969-12-31T23:59:59.9995Z") == -1
     assert parse_iso_millis("1969-12-31T23:59:59.000001Z") == -1000
@@ -157,7 +157,7 @@ def test_pre_1970_iso_times_with_a_sub_millisecond_part_floor_to_the_millisecond
         parse_iso_millis("0001-01-01T00:30:00+01:00")
     path = new_table(tmp_path / "t")
     (tmp_path / "b.jsonl").write_text('{"id":"a","ts":1,"et":"1969-12-31T23:59:59.9995Z"}\n')
-    from airflow_hudi_etc.hudi.writer import read_input
+    from airflow_hudi_etc.hudi.write.writer import read_input
 
     write_batch(str(path), read_input(str(tmp_path / "b.jsonl")))
     stats = [s for ss in json.loads(next((path / ".hoodie").glob("*.deltacommit")).read_text())
@@ -170,7 +170,7 @@ def test_an_all_null_column_fits_the_table_type(tmp_path):
     path = new_table(tmp_path / "t")
     write_batch(str(path), pa.table({"id": ["a"], "ts": [1], "et": [T0], "v": [1.5]}))
     (tmp_path / "b.jsonl").write_text('{"id":"b","ts":1,"et":1,"v":null}\n{"id":"a","ts":2,"et":2,"v":null}\n')
-    from airflow_hudi_etc.hudi.writer import read_input
+    from airflow_hudi_etc.hudi.write.writer import read_input
 
     batch = read_input(str(tmp_path / "b.jsonl"))
     assert pa.types.is_null(batch.schema.field("v").type)
@@ -243,7 +243,7 @@ def test_as_of_refuses_anything_else(tmp_path, capsys, as_of):
 
 # ------------------------------------------------------------------ item 9: reads of damaged tables, CLI
 def test_a_truncated_base_file_or_a_deleted_link_target_is_a_typed_read_error(tmp_path, capsys):
-    from airflow_hudi_etc.hudi.table import HudiTable
+    from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
 
     path = two_days(tmp_path)
     base = next(path.glob("*.parquet"))
@@ -350,7 +350,7 @@ def test_a_refused_or_committed_write_leaves_no_marker_folder(tmp_path):
     write_batch(str(path), pa.table({"id": ["a"], "ts": [1], "et": [T0], "v": [1]}))
     assert not list((path / ".hoodie" / ".temp").iterdir())
     before = snapshot(path)
-    import airflow_hudi_etc.hudi.writer as w
+    import airflow_hudi_etc.hudi.write.writer as w
 
     real = w.write_unit
 
@@ -382,7 +382,7 @@ def test_retried_rollbacks_add_no_rollback_instant(tmp_path):
         assert rollback(str(path), instant=plan) == {"instant": plan, "status": "requested", "files_removed": 0,
                                                      "rollback_instant": None}
     assert snapshot(path) == before
-    from airflow_hudi_etc.hudi import crash
+    from airflow_hudi_etc.hudi.services import crash
 
     def crash_here(point):
         raise RuntimeError("crash (injected)")
@@ -470,7 +470,7 @@ def test_a_threshold_published_by_mistake_is_withdrawn_with_reset_threshold(tmp_
     from airflow_hudi_etc.compaction.metrics import table_metrics
     from airflow_hudi_etc.compaction.execution import execute
     from airflow_hudi_etc.compaction.scheduling import schedule
-    from airflow_hudi_etc.hudi.timeline import parse_instant_time
+    from airflow_hudi_etc.hudi.timeline.active import parse_instant_time
 
     path = new_table(tmp_path / "t")
     now = dt.datetime.now(dt.timezone.utc)
@@ -574,8 +574,8 @@ def test_execute_refuses_a_plan_whose_inputs_are_damaged_before_writing_anything
     (10**18, None),
 ])
 def test_iso_ms_is_exact_to_the_millisecond(ms, text):
-    from airflow_hudi_etc.hudi.schema import parse_iso_millis
-    from airflow_hudi_etc.hudi.stats import iso_ms
+    from airflow_hudi_etc.hudi.config.schema import parse_iso_millis
+    from airflow_hudi_etc.hudi.index.stats import iso_ms
 
     assert iso_ms(ms) == text
     if text is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 
 from airflow_hudi_etc import Table
-from airflow_hudi_etc.hudi.timeline import format_instant, parse_instant_time
+from airflow_hudi_etc.hudi.timeline.active import format_instant, parse_instant_time
 from oracle import hudi_rs_read
 
 T0 = 1_700_000_000_000

@@ -25,12 +25,12 @@ from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.metrics import compaction_history, table_metrics
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.threshold_reset import reset_threshold
-from airflow_hudi_etc.hudi import crash
+from airflow_hudi_etc.hudi.services import crash
 from airflow_hudi_etc.hudi.errors import UnsupportedFeatureError
-from airflow_hudi_etc.hudi.properties import PROPERTIES_FILE, dumps, loads
+from airflow_hudi_etc.hudi.config.properties import PROPERTIES_FILE, dumps, loads
 from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 
 H = 3_600_000
 UTC = dt.timezone.utc
@@ -144,7 +144,7 @@ def test_configure_records_the_writers_zone_and_no_variable_is_needed_after(tmp_
     assert rc == 0 and out["status"] == "configured" and out["settings"]["timeline_zone"] == "Asia/Tokyo"
     assert out["timeline_zone_source"] == "recorded"
     assert (path / PROPERTIES_FILE).read_bytes() == props  # recorded beside it (issue 22 a)
-    from airflow_hudi_etc.hudi.etc_settings import SETTINGS_PATH
+    from airflow_hudi_etc.hudi.config.etc_settings import SETTINGS_PATH
 
     assert json.loads((path / SETTINGS_PATH).read_text())["settings"]["hoodie.etc.timeline.zone"] == "Asia/Tokyo"
     assert loads((path / PROPERTIES_FILE).read_text())["hoodie.table.timeline.timezone"] == "LOCAL"  # Java's own
@@ -153,7 +153,7 @@ def test_configure_records_the_writers_zone_and_no_variable_is_needed_after(tmp_
     assert rc == 0 and out["status"] == "unchanged" and (path / SETTINGS_PATH).read_bytes() == recorded
     # now without any variable: new instants are Tokyo wall-clock times
     t = HudiTable.load_writable(str(path))
-    from airflow_hudi_etc.hudi.timeline import next_instant_time
+    from airflow_hudi_etc.hudi.timeline.active import next_instant_time
 
     assert next_instant_time(t.timeline, dt.datetime(2031, 7, 1, 12, 0, tzinfo=UTC), zone=t.timeline_zone) \
         == "20310701210000000"  # UTC+9
@@ -161,7 +161,7 @@ def test_configure_records_the_writers_zone_and_no_variable_is_needed_after(tmp_
     assert res.instant and execute(str(path))["status"] == "completed"
     # the variable, when set, wins over the record (and says so)
     monkeypatch.setenv(ENV, "UTC")
-    from airflow_hudi_etc.hudi.coexistence import timeline_zone_source
+    from airflow_hudi_etc.hudi.services.coexistence import timeline_zone_source
 
     zone, source = timeline_zone_source(HudiTable.load(str(path)).config)
     assert (str(zone), source) == ("UTC", "env")
@@ -184,7 +184,7 @@ def test_configure_refuses_a_zone_on_a_utc_table_and_a_missing_table(tmp_path, c
 
 def test_every_recorded_setting_is_an_option_of_configure():
     from airflow_hudi_etc.contract import COMMANDS
-    from airflow_hudi_etc.hudi.etc_metadata import TABLE_SETTINGS
+    from airflow_hudi_etc.hudi.services.etc_metadata import TABLE_SETTINGS
 
     assert {a.name for a in COMMANDS["configure"].args} - {"path"} == set(TABLE_SETTINGS)
     assert all(s.key.startswith("hoodie.etc.") for s in TABLE_SETTINGS.values())

@@ -26,15 +26,15 @@ import fastavro
 import pyarrow as pa
 import pytest
 
-from airflow_hudi_etc.hudi import log_index
+from airflow_hudi_etc.hudi.index import log_index
 
 from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.lifecycle import rollback, unschedule
 from airflow_hudi_etc.compaction.results import Outcome
 from airflow_hudi_etc.compaction.scheduling import schedule
-from airflow_hudi_etc.hudi import crash
+from airflow_hudi_etc.hudi.services import crash
 from airflow_hudi_etc.hudi.errors import InvalidInputError, TableExistsError, UnsupportedFeatureError
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from oracle import hudi_rs_read, hudi_rs_table
 from scenario import cli
 

@@ -12,7 +12,7 @@ import pytest
 
 from airflow_hudi_etc.cli import main as cli_main
 from airflow_hudi_etc.contract import COMMANDS
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from batches import batch
 from test_refusals import snapshot
 

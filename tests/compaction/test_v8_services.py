@@ -17,8 +17,8 @@ from airflow_hudi_etc.compaction.clean import clean
 from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
-from airflow_hudi_etc.hudi import avro_models as am
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.timeline import avro_models as am
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from batches import DATA_COLS, batch
 from oracle import hudi_rs_read
 from reading import iso
@@ -379,7 +379,7 @@ _FIXTURES = {8: ("v8_trips_8i3u1d", "quickstart_trips_table/mor/avro/v8_trips_8i
 def _fixture(tmp_path, version) -> Path:
     import zipfile
 
-    from airflow_hudi_etc.hudi.coexistence import drop_metadata_table
+    from airflow_hudi_etc.hudi.services.coexistence import drop_metadata_table
     from paths import FIXTURES
 
     name, rel = _FIXTURES[version]
@@ -426,7 +426,7 @@ def test_fixture_clean_validate_status(tmp_path, version):
 @pytest.mark.parametrize("point", ["clean.after-requested", "clean.after-inflight", "clean.after-delete",
                                    "clean.before-complete"])
 def test_clean_v8_crash_then_retry_finishes_it(tmp_path, point):
-    from airflow_hudi_etc.hudi import crash
+    from airflow_hudi_etc.hudi.services import crash
 
     path, model, _, _ = two_compactions(tmp_path, 8)
     keep = latest_slice_files(path)

@@ -1,4 +1,4 @@
-"""The column-wise Avro decoder (hudi/avro_arrow.py) against the record decoder.
+"""The column-wise Avro decoder (hudi/logformat/avro_arrow.py) against the record decoder.
 
 The reference is what the reader did before the column-wise decoder existed: records decoded
 one by one (fastavro's semantics, tests/hudi/test_logformat.py checks that) and converted by Arrow
@@ -19,7 +19,7 @@ import struct
 import pyarrow as pa
 import pytest
 
-from airflow_hudi_etc.hudi import avro_arrow as aa
+from airflow_hudi_etc.hudi.logformat import avro_arrow as aa
 from airflow_hudi_etc.hudi import logformat as lf
 from airflow_hudi_etc.hudi.logformat.avro_data import _avro_block_header
 from airflow_hudi_etc.hudi.errors import CorruptLogBlockError

@@ -1,4 +1,4 @@
-"""Avro timeline metadata files (airflow_hudi_etc.hudi.avro_models).
+"""Avro timeline metadata files (airflow_hudi_etc.hudi.timeline.avro_models).
 
 Real Java-written files come from the hudi-rs fixture zips (read in memory, never copied here):
 the v6 rollback plan/metadata and the v8 compaction plan. "Java's schema" below means the writer
@@ -19,7 +19,7 @@ from pathlib import Path
 import fastavro
 import pytest
 
-from airflow_hudi_etc.hudi import avro_models as am
+from airflow_hudi_etc.hudi.timeline import avro_models as am
 from airflow_hudi_etc.hudi.errors import InvalidTimelineError
 from paths import FIXTURES, REPO
 
@@ -472,7 +472,7 @@ def test_zero_size_array_items_cannot_hang():
     child = (
         "import resource, sys\n"
         "resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
-        "from airflow_hudi_etc.hudi import avro_models as am\n"
+        "from airflow_hudi_etc.hudi.timeline import avro_models as am\n"
         "from airflow_hudi_etc.hudi.errors import InvalidTimelineError\n"
         "try:\n"
         "    am.read_avro_metadata(sys.stdin.buffer.read())\n"

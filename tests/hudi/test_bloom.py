@@ -1,4 +1,4 @@
-"""Tests of Hudi's footer bloom filter (airflow_hudi_etc.hudi.bloom).
+"""Tests of Hudi's footer bloom filter (airflow_hudi_etc.hudi.index.bloom).
 
 The reference is real Java output: the base files of the hudi-rs test tables (written by Hudi on
 Spark). Every filter there must decode, contain all of its file's record keys, re-serialize to the
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from airflow_hudi_etc.hudi import bloom
-from airflow_hudi_etc.hudi.bloom import hashing, hashing_fast
-from airflow_hudi_etc.hudi.bloom import (
+from airflow_hudi_etc.hudi.index import bloom
+from airflow_hudi_etc.hudi.index.bloom import hashing, hashing_fast
+from airflow_hudi_etc.hudi.index.bloom import (
     BLOOM_FILTER_FOOTER_KEY,
     BLOOM_FILTER_TYPE_CODE_FOOTER_KEY,
     DYNAMIC_V0,

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from airflow_hudi_etc.hudi.bloom import JENKINS_HASH, MURMUR_HASH, DynamicBloomFilter
-from airflow_hudi_etc.hudi.bloom.hashing import encode_keys, positions_reference
-from airflow_hudi_etc.hudi.bloom.hashing_fast import (
+from airflow_hudi_etc.hudi.index.bloom import JENKINS_HASH, MURMUR_HASH, DynamicBloomFilter
+from airflow_hudi_etc.hudi.index.bloom.hashing import encode_keys, positions_reference
+from airflow_hudi_etc.hudi.index.bloom.hashing_fast import (
     abs_mod_fast,
     jenkins_positions_fast,
     murmur_positions_fast,
@@ -128,7 +128,7 @@ def test_keys_spread_over_rows_set_each_rows_bits(chunk):
     """One scatter over the rows laid end to end sets, in each row, the bits of the keys Java's
     row rule gives it: each row equals a SIMPLE filter of just those keys (keys of mixed lengths,
     so the packed path's per-length batches carry their keys' rows too)."""
-    from airflow_hudi_etc.hudi.bloom import SimpleBloomFilter
+    from airflow_hudi_etc.hudi.index.bloom import SimpleBloomFilter
 
     rng = np.random.default_rng(chunk)
     keys = [f"key-{int(i)}" + "x" * int(rng.integers(0, 4)) for i in rng.choice(10**6, 500, replace=False)]

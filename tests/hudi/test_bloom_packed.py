@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from airflow_hudi_etc.hudi import bloom
-from airflow_hudi_etc.hudi.bloom import filters
-from airflow_hudi_etc.hudi.bloom.hashing import encode_keys
-from airflow_hudi_etc.hudi.bloom.hashing_fast import PackedKeys, iter_positions_fast, iter_positions_packed_fast, pack_keys_fast
+from airflow_hudi_etc.hudi.index import bloom
+from airflow_hudi_etc.hudi.index.bloom import filters
+from airflow_hudi_etc.hudi.index.bloom.hashing import encode_keys
+from airflow_hudi_etc.hudi.index.bloom.hashing_fast import PackedKeys, iter_positions_fast, iter_positions_packed_fast, pack_keys_fast
 from airflow_hudi_etc.hudi.errors import InvalidInputError
 
 

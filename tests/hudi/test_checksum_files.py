@@ -14,8 +14,8 @@ from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
 from airflow_hudi_etc.hudi.logformat.names import parse_log_file_name
-from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 
 T0 = 1_767_225_600_000
 H = 3_600_000

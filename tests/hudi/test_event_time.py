@@ -6,7 +6,7 @@ import datetime as dt
 
 import pyarrow as pa
 
-from airflow_hudi_etc.hudi.schema import event_time_millis, event_time_value_millis
+from airflow_hudi_etc.hudi.config.schema import event_time_millis, event_time_value_millis
 
 
 def test_event_times_with_sub_millisecond_parts_floor_to_the_millisecond():
@@ -32,7 +32,7 @@ def test_damaged_avro_schemas_are_a_typed_error():
     import pytest
 
     from airflow_hudi_etc.hudi.errors import InvalidInputError
-    from airflow_hudi_etc.hudi.schema import arrow_schema_from_avro
+    from airflow_hudi_etc.hudi.config.schema import arrow_schema_from_avro
 
     for bad in ('{"type": "record", "fields": [{"name": "a", "type": "lonV"}]}',  # a byte flipped in a commit
                 '{"type": "record", "fields": [{"nam": "a", "type": "long"}]}', '{"type": "record"}', "[1, 2]",

@@ -1,4 +1,4 @@
-"""Folding log blocks and merging with the base (hudi/merge.py) against a hand-written model.
+"""Folding log blocks and merging with the base (hudi/file_group/merge.py) against a hand-written model.
 
 The model below restates Hudi 0.14/0.15's rules (shared/hudi-format.md §6.4) over Python dicts,
 one record at a time, knowing nothing of the product's column-wise fold: random sequences of
@@ -15,10 +15,10 @@ import random
 import pyarrow as pa
 import pytest
 
-from airflow_hudi_etc.hudi import avro_arrow
+from airflow_hudi_etc.hudi.logformat import avro_arrow
 from airflow_hudi_etc.hudi import logformat as lf
-from airflow_hudi_etc.hudi.merge import BlockDecoder, ScanStats, SliceMerger, fold_blocks, merge_slice
-from airflow_hudi_etc.hudi.schema import arrow_schema_from_avro
+from airflow_hudi_etc.hudi.file_group.merge import BlockDecoder, ScanStats, SliceMerger, fold_blocks, merge_slice
+from airflow_hudi_etc.hudi.config.schema import arrow_schema_from_avro
 
 META = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
         "_hoodie_file_name")

@@ -17,8 +17,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from airflow_hudi_etc.hudi import commit_metadata as cm
-from airflow_hudi_etc.hudi.coexistence import drop_metadata_table
+from airflow_hudi_etc.hudi.timeline import commits as cm
+from airflow_hudi_etc.hudi.services.coexistence import drop_metadata_table
 from airflow_hudi_etc.hudi.errors import (
     InstantExistsError,
     MetadataTablePresentError,
@@ -26,16 +26,16 @@ from airflow_hudi_etc.hudi.errors import (
     UnsupportedFeatureError,
     UnsupportedTableVersionError,
 )
-from airflow_hudi_etc.hudi.properties import (
+from airflow_hudi_etc.hudi.config.properties import (
     TableConfig,
     dumps,
     loads,
     new_table_properties_v8,
 )
 from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.timeline import Action, State, Timeline, next_time_layout2
-from airflow_hudi_etc.hudi import timeline_v2 as tv2
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+from airflow_hudi_etc.hudi.timeline.active import Action, State, Timeline, next_time_layout2
+from airflow_hudi_etc.hudi.timeline import timeline_v2 as tv2
 from paths import FIXTURES
 from oracle import hudi_rs_read, norm
 
@@ -398,7 +398,7 @@ def test_v8_values_from_readme(v8):
 
 # ------------------------------------------------------------------ refusals of mutating paths
 def test_writing_v8_v9_allowed_without_metadata_table(v8, v9):
-    from airflow_hudi_etc.hudi.coexistence import key_generator
+    from airflow_hudi_etc.hudi.services.coexistence import key_generator
 
     for p in (v8, v9):
         t = HudiTable.load_writable(str(p))  # the fixtures' metadata tables were dropped
@@ -426,7 +426,7 @@ def test_metadata_table_refusal_and_drop_on_v8(tmp_path):
 
 # ------------------------------------------------------------------ v8 log names, partial blocks
 def test_v8_log_names():
-    from airflow_hudi_etc.hudi.naming import log_file_name_v8, next_log_version_v8
+    from airflow_hudi_etc.hudi.file_group.naming import log_file_name_v8, next_log_version_v8
 
     fid = "6e1d5cc4-c487-487d-abbe-fe9b30b1c0cc-0"
     assert log_file_name_v8(fid, "20251220210127080", "0-1072-3078") == (

@@ -39,21 +39,21 @@ from pathlib import Path
 import fastavro
 import pytest
 
-from airflow_hudi_etc.hudi import plan as plan_mod
+from airflow_hudi_etc.hudi.services import plan as plan_mod
 from airflow_hudi_etc.compaction.metrics import table_metrics
-from airflow_hudi_etc.hudi.plan import CompactionPlan
+from airflow_hudi_etc.hudi.services.plan import CompactionPlan
 from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
-from airflow_hudi_etc.hudi import avro_arrow
+from airflow_hudi_etc.hudi.logformat import avro_arrow
 from airflow_hudi_etc.hudi import logformat as lf
 from airflow_hudi_etc.hudi.errors import HudiEtcError
-from airflow_hudi_etc.hudi.merge import BlockDecoder
-from airflow_hudi_etc.hudi.properties import PROPERTIES_FILE, TableConfig, load_table_config, loads
+from airflow_hudi_etc.hudi.file_group.merge import BlockDecoder
+from airflow_hudi_etc.hudi.config.properties import PROPERTIES_FILE, TableConfig, load_table_config, loads
 from airflow_hudi_etc.hudi.storage import safe_relpath
-from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.timeline import iter_write_stats, load_commit_metadata
-from airflow_hudi_etc.hudi.writer import write_batch
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+from airflow_hudi_etc.hudi.timeline.active import iter_write_stats, load_commit_metadata
+from airflow_hudi_etc.hudi.write.writer import write_batch
 from scenario import COMPACTION_TIME, LATENCY, REPO, build
 from tests_digest import tree_digest
 from batches import batch
@@ -107,7 +107,7 @@ def corpus(tmp_path_factory):
     res = schedule(str(sc.path), data_latency=LATENCY, compaction_time=COMPACTION_TIME, link_mode="symlink")
     write_batch(str(sc.path), batch(sc.w2_rows()))
     execute(str(sc.path))
-    from airflow_hudi_etc.hudi.writer import write_batch as wb
+    from airflow_hudi_etc.hudi.write.writer import write_batch as wb
     import pyarrow as pa
 
     wb(str(sc.path), pa.table({"key": ["k00001", "k00004"], "region": ["b", "b"]}), operation="delete")
@@ -535,9 +535,9 @@ resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 import fastavro
 from airflow_hudi_etc.hudi import logformat as lf
 from airflow_hudi_etc.hudi.errors import HudiEtcError
-from airflow_hudi_etc.hudi.stats import is_clustering_request
-from airflow_hudi_etc.hudi.timeline import load_commit_metadata
-from airflow_hudi_etc.hudi.plan import CompactionPlan
+from airflow_hudi_etc.hudi.index.stats import is_clustering_request
+from airflow_hudi_etc.hudi.timeline.active import load_commit_metadata
+from airflow_hudi_etc.hudi.services.plan import CompactionPlan
 
 def zz(n):
     n = (n << 1) ^ (n >> 63); out = bytearray()

@@ -16,12 +16,12 @@ import pyarrow as pa
 import pytest
 
 from airflow_hudi_etc.hudi import logformat as lf
-from airflow_hudi_etc.hudi.coexistence import drop_metadata_table
+from airflow_hudi_etc.hudi.services.coexistence import drop_metadata_table
 from airflow_hudi_etc.hudi.errors import MetadataTablePresentError
-from airflow_hudi_etc.hudi.properties import loads
+from airflow_hudi_etc.hudi.config.properties import loads
 from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.timeline import Action
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+from airflow_hudi_etc.hudi.timeline.active import Action
 from batches import DATA_COLS, batch
 from java_sim import JavaHudi, enable_metadata_table
 from java_sim_v8 import create_table

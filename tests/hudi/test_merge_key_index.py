@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from airflow_hudi_etc.hudi.merge import _KeyIndex
+from airflow_hudi_etc.hudi.file_group.merge import _KeyIndex
 
 
 def _want(keys: pa.Array, lookup: pa.Array) -> list[int]:

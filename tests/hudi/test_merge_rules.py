@@ -13,12 +13,12 @@ import pyarrow as pa
 import pytest
 
 from airflow_hudi_etc.hudi import logformat as lf
-from airflow_hudi_etc.hudi.fsview import FileSystemView
-from airflow_hudi_etc.hudi.schema import with_meta_fields
+from airflow_hudi_etc.hudi.file_group.fsview import FileSystemView
+from airflow_hudi_etc.hudi.config.schema import with_meta_fields
 from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.timeline import Timeline
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+from airflow_hudi_etc.hudi.timeline.active import Timeline
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from oracle import hudi_rs_read
 
 

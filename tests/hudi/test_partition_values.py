@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from airflow_hudi_etc.hudi.errors import InvalidInputError
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from oracle import hudi_rs_read
 
 #: the characters hudi-rs's object-store paths refuse (found by probing every ASCII character,

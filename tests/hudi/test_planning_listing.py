@@ -8,9 +8,9 @@ import os
 import random
 import string
 
-from airflow_hudi_etc.hudi import fsview
+from airflow_hudi_etc.hudi.file_group import fsview
 from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.timeline import Action, Instant, State, Timeline
+from airflow_hudi_etc.hudi.timeline.active import Action, Instant, State, Timeline
 
 
 def _random_name(rng: random.Random) -> str:

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from airflow_hudi_etc.hudi import properties as hp
+from airflow_hudi_etc.hudi.config import properties as hp
 from airflow_hudi_etc.hudi.errors import (
     InstantExistsError,
     InvalidPropertiesError,
@@ -17,7 +17,7 @@ from airflow_hudi_etc.hudi.errors import (
     UnsupportedTableVersionError,
 )
 from airflow_hudi_etc.hudi.storage import Storage, safe_relpath
-from airflow_hudi_etc.hudi.timeline import (
+from airflow_hudi_etc.hudi.timeline.active import (
     Action,
     State,
     Timeline,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_hudi_etc.hudi.table import HudiTable
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
 from oracle import assert_same_rows, hudi_rs_read, rows_by_key
 from paths import V6_MOR_FIXTURES
 

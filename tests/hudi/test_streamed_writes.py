@@ -9,10 +9,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from airflow_hudi_etc.hudi import bloom
+from airflow_hudi_etc.hudi.index import bloom
 from airflow_hudi_etc.hudi.errors import InstantExistsError
 from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.writer import BaseFileWriter, base_file_bytes
+from airflow_hudi_etc.hudi.write.writer import BaseFileWriter, base_file_bytes
 
 SCHEMA = pa.schema([pa.field("_hoodie_record_key", pa.string()), pa.field("n", pa.int64())])
 

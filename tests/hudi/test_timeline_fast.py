@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.timeline import Action, Instant, State, Timeline, _GROUP, parse_instant_file
+from airflow_hudi_etc.hudi.timeline.active import Action, Instant, State, Timeline, _GROUP, parse_instant_file
 
 
 def _reference(names):

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from airflow_hudi_etc.hudi.timeline_v2 import parse_layout2, parse_layout2_reference
+from airflow_hudi_etc.hudi.timeline.timeline_v2 import parse_layout2, parse_layout2_reference
 
 R, C = "20251220210127080", "20251220210128625"
 PIECES = [R, C, "20251220210127", "2025122021012708", "٢٠٢٥١٢٢٠٢١٠١٢٧٠٨٠", "_", ".", "deltacommit", "commit",
@@ -60,14 +60,14 @@ def test_fast_parse_equals_the_reference_on_a_real_timeline(tmp_path):
 
 
 def _lazy_and_full(names):
-    from airflow_hudi_etc.hudi.timeline import Timeline
+    from airflow_hudi_etc.hudi.timeline.active import Timeline
 
     def view(t):
         key = lambda i: (i.timestamp, i.action, i.state, i.completion_time, i.meta_dir)  # noqa: E731
         return ([key(i) for i in t.pending_compactions], [key(i) for i in t.completed_compactions],
                 [key(i) for i in t.pending_replaces])
 
-    from airflow_hudi_etc.hudi.timeline_v2 import check_no_legacy_completed
+    from airflow_hudi_etc.hudi.timeline.timeline_v2 import check_no_legacy_completed
 
     def build():  # what load_layout2 does after the listing
         t = Timeline.from_file_names(names)
@@ -124,10 +124,10 @@ def test_lazy_sensor_answers_equal_the_full_parse(seed):
 def test_load_skips_checksum_files_and_the_history_folder(tmp_path):
     import pyarrow as pa
 
-    from airflow_hudi_etc.hudi.properties import load_table_config
+    from airflow_hudi_etc.hudi.config.properties import load_table_config
     from airflow_hudi_etc.hudi.storage import Storage
-    from airflow_hudi_etc.hudi.timeline import Timeline
-    from airflow_hudi_etc.hudi.writer import init_table, write_batch
+    from airflow_hudi_etc.hudi.timeline.active import Timeline
+    from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 
     path = tmp_path / "t"
     init_table(str(path), table_name="t", record_key="k", precombine_field="ts", event_time_field="ts",

@@ -9,8 +9,8 @@ import pytest
 from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.hudi import logformat as lf
-from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from batches import batch
 from oracle import hudi_rs_read
 

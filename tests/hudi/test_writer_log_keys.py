@@ -10,9 +10,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from airflow_hudi_etc import Table
-from airflow_hudi_etc.hudi.fsview import FileSystemView
-from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.write_tag import covered_logs
+from airflow_hudi_etc.hudi.file_group.fsview import FileSystemView
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+from airflow_hudi_etc.hudi.write.tag import covered_logs
 from java_sim import JavaHudi
 from oracle import hudi_rs_read
 
@@ -64,7 +64,7 @@ def test_key_only_in_a_log_of_slice_c_is_updated_in_place(tmp_path, version):
 def _schema(lead_with_meta: bool = True) -> str:
     import json
 
-    from airflow_hudi_etc.hudi.schema import with_meta_fields
+    from airflow_hudi_etc.hudi.config.schema import with_meta_fields
 
     data = {"type": "record", "name": "r", "fields": [{"name": "k", "type": "string"},
                                                       {"name": "v", "type": ["null", "double"]}]}
@@ -104,9 +104,9 @@ def test_record_keys_of_bad_avro_content_fail_as_the_full_decode_does():
 @pytest.mark.parametrize("n", [3, 300])
 def test_record_keys_of_a_block_small_and_large(n):
     """Record by record below avro_arrow.MIN_RECORDS, column-wise above: the same keys."""
-    from airflow_hudi_etc.hudi import avro_arrow
+    from airflow_hudi_etc.hudi.logformat import avro_arrow
     from airflow_hudi_etc.hudi import logformat as lf
-    from airflow_hudi_etc.hudi.write_tag import _avro_block_keys
+    from airflow_hudi_etc.hudi.write.tag import _avro_block_keys
 
     assert (n >= avro_arrow.MIN_RECORDS) == (n == 300)
     keys = [f"key-{i:05d}-é" for i in range(n)]

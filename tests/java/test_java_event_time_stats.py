@@ -26,8 +26,8 @@ from airflow_hudi_etc import Table
 from airflow_hudi_etc.compaction.plans import read_plan
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.timeline import iter_write_stats
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+from airflow_hudi_etc.hudi.timeline.active import iter_write_stats
 
 pytestmark = pytest.mark.java
 

@@ -68,7 +68,7 @@ def test_catalog_registration_keeps_our_properties(java_hudi, tmp_path, monkeypa
     back unchanged, an exact split (it needs the event-time field) is planned in the recorded
     zone, our execute is refused as java-compaction=on says, and Java executes the plan."""
     from airflow_hudi_etc.hudi.errors import JavaCompactionError
-    from airflow_hudi_etc.hudi.properties import loads
+    from airflow_hudi_etc.hudi.config.properties import loads
     from java_checks import assert_all, new_table, row
 
     monkeypatch.delenv("HUDI_ETC_TIMELINE_TIMEZONE", raising=False)  # the record alone must do

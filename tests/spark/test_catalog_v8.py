@@ -11,7 +11,7 @@ import pyarrow as pa
 import airflow_table as at
 from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.scheduling import schedule
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from scenario import cli
 
 

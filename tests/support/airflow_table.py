@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 
 H = 3_600_000
 DAY0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z

@@ -24,10 +24,10 @@ from pathlib import Path
 import pyarrow as pa
 
 from airflow_hudi_etc.hudi import logformat as lf
-from airflow_hudi_etc.hudi.commit_metadata import COMMIT_METADATA_SCHEMA, CommitMetadata, load_commit
-from airflow_hudi_etc.hudi.plan import CompactionPlan
+from airflow_hudi_etc.hudi.timeline.commits import COMMIT_METADATA_SCHEMA, CommitMetadata, load_commit
+from airflow_hudi_etc.hudi.services.plan import CompactionPlan
 from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.timeline import Action, Timeline
+from airflow_hudi_etc.hudi.timeline.active import Action, Timeline
 
 _NS = "org.apache.hudi.avro.model"
 _PLAN_SUBSET = {  # HoodieCompactionPlan, the member the product reads (extraMetadata)
@@ -134,6 +134,6 @@ def archive_v8(path, upto: str) -> list[str]:
 
 
 def _config(path: Path):
-    from airflow_hudi_etc.hudi.properties import load_table_config
+    from airflow_hudi_etc.hudi.config.properties import load_table_config
 
     return load_table_config(Storage(str(path)))

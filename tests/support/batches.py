@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from airflow_hudi_etc.hudi import logformat as lf
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from model import TableModel, random_history
 from oracle import hudi_rs_read
 

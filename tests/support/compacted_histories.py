@@ -28,7 +28,7 @@ def two_compactions(tmp_path, seed, link_mode):
 
 
 def write_batch_and_model(path, model, rows):
-    from airflow_hudi_etc.hudi.writer import write_batch
+    from airflow_hudi_etc.hudi.write.writer import write_batch
 
     write_batch(str(path), batch(rows))
     model.upsert(rows, "key")

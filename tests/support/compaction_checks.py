@@ -3,7 +3,7 @@ the freshness guarantee of the RO view, the exact RO of an exact split, no dupli
 
 from __future__ import annotations
 
-from airflow_hudi_etc.hudi.writer import write_batch
+from airflow_hudi_etc.hudi.write.writer import write_batch
 from batches import DATA_COLS, batch
 from oracle import hudi_rs_read
 from reading import snapshot_by_key

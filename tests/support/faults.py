@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from airflow_hudi_etc.hudi.writer import LocalEngine
+from airflow_hudi_etc.hudi.write.writer import LocalEngine
 
 
 class SecondTaskFails(LocalEngine):

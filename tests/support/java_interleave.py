@@ -37,12 +37,12 @@ from airflow_hudi_etc.compaction.lifecycle import rollback, unschedule
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.trigger import last_threshold
 from airflow_hudi_etc.compaction.validate import validate
-from airflow_hudi_etc.hudi import crash
+from airflow_hudi_etc.hudi.services import crash
 from airflow_hudi_etc.hudi.errors import HudiEtcError, InvalidInputError
 from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.table import HudiTable
-from airflow_hudi_etc.hudi.timeline import State, Timeline
-from airflow_hudi_etc.hudi.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+from airflow_hudi_etc.hudi.timeline.active import State, Timeline
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from batches import DATA_COLS, batch
 from oracle import hudi_rs_read
 from scenario import cli

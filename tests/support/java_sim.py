@@ -36,17 +36,17 @@ from collections import defaultdict
 import pyarrow as pa
 
 from airflow_hudi_etc.compaction.executor import write_base_table
-from airflow_hudi_etc.hudi import avro_models as am
+from airflow_hudi_etc.hudi.timeline import avro_models as am
 from airflow_hudi_etc.hudi import logformat as lf
-from airflow_hudi_etc.hudi.ordering_facts import STAT_KEY
-from airflow_hudi_etc.hudi.fsview import base_file_name
-from airflow_hudi_etc.hudi.plan import read_plan
-from airflow_hudi_etc.hudi.properties import dumps, loads
-from airflow_hudi_etc.hudi.rollback import rollback_with_instant
-from airflow_hudi_etc.hudi.schema import FILE_NAME, with_meta_fields
+from airflow_hudi_etc.hudi.index.ordering_facts import STAT_KEY
+from airflow_hudi_etc.hudi.file_group.fsview import base_file_name
+from airflow_hudi_etc.hudi.services.plan import read_plan
+from airflow_hudi_etc.hudi.config.properties import dumps, loads
+from airflow_hudi_etc.hudi.services.rollback import rollback_with_instant
+from airflow_hudi_etc.hudi.config.schema import FILE_NAME, with_meta_fields
 from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.table import HudiTable, SliceReadSpec
-from airflow_hudi_etc.hudi.timeline import (
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable, SliceReadSpec
+from airflow_hudi_etc.hudi.timeline.active import (
     Action,
     Instant,
     State,
@@ -55,7 +55,7 @@ from airflow_hudi_etc.hudi.timeline import (
     next_instant_time,
     write_stat,
 )
-from airflow_hudi_etc.hudi.writer import WriteUnit, _ensure_partition_metadata, _ipc, prepare_batch, write_unit
+from airflow_hudi_etc.hudi.write.writer import WriteUnit, _ensure_partition_metadata, _ipc, prepare_batch, write_unit
 
 
 def _table_version(storage: Storage) -> int:
@@ -186,7 +186,7 @@ class JavaHudi:
         if u.kind == "insert" or not self.storage.exists(u.path):
             return write_unit(u)
         # fs.append: the blocks go at the end of the existing log (the same name, the same token)
-        from airflow_hudi_etc.hudi.writer import _from_ipc, encode_log_file
+        from airflow_hudi_etc.hudi.write.writer import _from_ipc, encode_log_file
 
         data = encode_log_file(u, _from_ipc(u.rows))
         append_bytes(self.storage, u.path, data)

@@ -43,19 +43,19 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from airflow_hudi_etc.compaction.executor import write_base_table
-from airflow_hudi_etc.hudi import avro_models as am
+from airflow_hudi_etc.hudi.timeline import avro_models as am
 from airflow_hudi_etc.hudi import logformat as lf
-from airflow_hudi_etc.hudi.commit_metadata import CommitMetadata, RuntimeStats, WriteStat, encode_avro_commit
-from airflow_hudi_etc.hudi.fsview import base_file_name, parse_base_file_name
-from airflow_hudi_etc.hudi.naming import log_file_name_v8
-from airflow_hudi_etc.hudi.plan import CompactionPlan
-from airflow_hudi_etc.hudi.properties import dumps, loads, new_table_properties_v8
-from airflow_hudi_etc.hudi.schema import FILE_NAME, avro_schema_from_arrow, with_meta_fields
+from airflow_hudi_etc.hudi.timeline.commits import CommitMetadata, RuntimeStats, WriteStat, encode_avro_commit
+from airflow_hudi_etc.hudi.file_group.fsview import base_file_name, parse_base_file_name
+from airflow_hudi_etc.hudi.file_group.naming import log_file_name_v8
+from airflow_hudi_etc.hudi.services.plan import CompactionPlan
+from airflow_hudi_etc.hudi.config.properties import dumps, loads, new_table_properties_v8
+from airflow_hudi_etc.hudi.config.schema import FILE_NAME, avro_schema_from_arrow, with_meta_fields
 from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.table import HudiTable, SliceReadSpec
-from airflow_hudi_etc.hudi.timeline import Action, Instant, State, Timeline, next_time_layout2
-from airflow_hudi_etc.hudi.timeline_v2 import complete_instant, parse_layout2
-from airflow_hudi_etc.hudi.writer import WriteUnit, _ensure_partition_metadata, _ipc, prepare_batch, write_unit
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable, SliceReadSpec
+from airflow_hudi_etc.hudi.timeline.active import Action, Instant, State, Timeline, next_time_layout2
+from airflow_hudi_etc.hudi.timeline.timeline_v2 import complete_instant, parse_layout2
+from airflow_hudi_etc.hudi.write.writer import WriteUnit, _ensure_partition_metadata, _ipc, prepare_batch, write_unit
 from java_sim import delete_marker_dir, mark, marked_files, reconcile_against_markers
 
 #: the counters Java writes as 0 in every stat of the v8 fixture (the rest of the fields are null)

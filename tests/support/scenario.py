@@ -131,8 +131,8 @@ def assert_snapshot(sc: Scenario) -> None:
     drops v6 logs named with a pending compaction instant (../shared/hudi-rs-oracle.md §3.2;
     Java merges them into the previous slice), so then our reader is compared with the model."""
     from airflow_hudi_etc.hudi.storage import Storage
-    from airflow_hudi_etc.hudi.table import HudiTable
-    from airflow_hudi_etc.hudi.timeline import Timeline
+    from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+    from airflow_hudi_etc.hudi.timeline.active import Timeline
 
     if Timeline.load(Storage(str(sc.path))).pending_compactions:
         t = HudiTable.load(str(sc.path)).read()

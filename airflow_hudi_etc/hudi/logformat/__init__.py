@@ -76,6 +76,9 @@ Modules, one rule each
 its reference decoder), :mod:`.avro_fast` (the generated decoder: the fast path),
 :mod:`.parquet_data`, :mod:`.delete` (DELETE content), :mod:`.blocks` (whole data, delete and
 command blocks), :mod:`.names` (file names).
+
+This room also holds :mod:`.avro_arrow`: AVRO_DATA blocks decoded column by column
+straight into Arrow.
 """
 
 from __future__ import annotations

@@ -1,0 +1,756 @@
+"""The active timeline of a table-version-6 table (timeline layout 1).
+
+Vocabulary (as in Hudi and hudi-rs): an *instant* is a 17-digit timestamp plus an *action*
+(deltacommit, commit, compaction, clean, rollback, replacecommit, ...) and a *state*
+(requested, inflight, completed). Each state is a file in ``.hoodie/``:
+``<ts>.<action>.requested``, ``<ts>.<action>.inflight``, ``<ts>.<action>``; a completed
+compaction is ``<ts>.commit``. Layout 1 never renames: a transition creates the next state's
+file and the loader keeps the highest state per (timestamp, action group).
+
+The :class:`Timeline` is an immutable snapshot built from **one** listing of ``.hoodie/``;
+nothing here reads instant contents except the helpers that are asked to.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+from functools import cached_property
+from typing import Iterable, Mapping
+
+from ..errors import InvalidTimelineError, TableUpgradeIncompleteError
+from .instant import (  # the instant vocabulary, also reachable from here
+    AUX_DIR, INSTANT_TIME, META_DIR, TEMP_DIR, WRITE_ACTIONS, Action, Instant, State, _GROUP, _GROUP_V2,
+    _LAYOUT1_ACTIONS, parse_instant_file,
+)
+
+
+def _new_instant(ts: str, action: Action, state: State) -> Instant:
+    """An :class:`Instant` without the frozen-dataclass ``__init__`` (hot path of timeline loads)."""
+    o = _object_new(Instant)
+    d = o.__dict__
+    d["timestamp"] = ts
+    d["action"] = action
+    d["state"] = state
+    return o
+
+
+_object_new = object.__new__
+
+#: what follows "<ts>." in a timeline file name → (group action, action, state); exactly the names
+#: :func:`parse_instant_file` accepts (``<ts>.inflight`` is the legacy inflight commit)
+_SUFFIXES: dict[str, tuple[Action, Action, State]] = {}
+for _a in _LAYOUT1_ACTIONS:
+    _g = _GROUP.get(_a, _a)
+    _SUFFIXES[_a.value] = (_g, _a, State.COMPLETED)
+    _SUFFIXES[_a.value + ".requested"] = (_g, _a, State.REQUESTED)
+    _SUFFIXES[_a.value + ".inflight"] = (_g, _a, State.INFLIGHT)
+_SUFFIXES["inflight"] = (Action.COMMIT, Action.COMMIT, State.INFLIGHT)
+#: group action → the suffixes of every file name that belongs to such a group
+_GROUP_SUFFIXES: dict[Action, tuple[tuple[str, Action, State], ...]] = {}
+for _s, (_g, _a, _st) in _SUFFIXES.items():
+    _GROUP_SUFFIXES.setdefault(_g, ())
+    _GROUP_SUFFIXES[_g] += ((_s, _a, _st),)
+del _a, _g, _s, _st
+_SEP = "\x00"  # never in a file name (POSIX) or an object key
+
+
+def _sort_key(i: Instant) -> tuple[str, str, int]:
+    # the dataclass order (timestamp, action, state) without its per-comparison tuples
+    return (i.timestamp, i.action.value, i.state.value)
+
+
+def _parse_groups(names: Iterable[str]) -> list[Instant]:
+    """Every instant of a listing in its highest state, sorted (see :meth:`Timeline.from_file_names`)."""
+    suffixes = _SUFFIXES
+    # key (ts, group action) → [highest state, compaction/log-compaction action or None]
+    groups: dict[tuple[str, Action], list] = {}
+    get = groups.get
+    for n in names:
+        ts, _, rest = n.partition(".")
+        r = suffixes.get(rest)
+        if r is None:
+            if rest[-1:] != "\n":  # the regexes' "$" also matches before one trailing newline
+                continue
+            r = suffixes.get(rest[:-1])
+            if r is None:
+                continue
+        if (len(ts) != 17 and len(ts) != 14) or not ts.isdecimal():  # \d{14}|\d{17}
+            continue
+        g, a, st = r
+        key = (ts, g)
+        cur = get(key)
+        if cur is None:
+            groups[key] = [st, None if a is g else a]
+        else:
+            if st > cur[0]:
+                cur[0] = st
+            if a is not g:
+                cur[1] = a
+    out = [_new_instant(ts, g if sp is None else sp, st) for (ts, g), (st, sp) in groups.items()]
+    out.sort(key=_sort_key)
+    return out
+
+#: group action → (file suffix, state) of each file of such a group, highest state first
+_GROUP_MEMBERS_BY_STATE: dict[Action, tuple[tuple[str, State], ...]] = {
+    g: tuple((s, st) for s, _a, st in sorted(m, key=lambda x: -x[2])) for g, m in _GROUP_SUFFIXES.items()
+}
+
+
+#: what may follow "<ts>.<action>" in a timeline file name → the state it stands for
+_OWN_RESTS = {"": State.COMPLETED, ".requested": State.REQUESTED, ".inflight": State.INFLIGHT}
+
+
+class Timeline:
+    """Immutable view of the active timeline: every instant in its highest state, sorted.
+
+    ``Timeline(instants, files)``; :meth:`load` / :meth:`from_file_names` build it from the file
+    names of one listing of ``.hoodie/`` and parse them only when asked: the sensor's questions
+    (pending/completed compactions, pending replacecommits) are answered from the few names that
+    mention those actions, with the same grouping rules as the full parse.
+    """
+
+    instants: tuple[Instant, ...]
+    #: names in ``.hoodie/`` as listed (sub-folder names included when listed by :meth:`load`)
+    files: frozenset[str]
+    #: timeline layout (1: table version 6; 2: versions 8/9) and the folder of its files
+    layout = 1
+    meta_dir = META_DIR
+    #: layout 2: a callable giving {requested time: completion time} of archived instants (LSM history)
+    _history = None
+
+    def __init__(self, instants: Iterable[Instant] = (), files: Iterable[str] = frozenset()):
+        d = self.__dict__
+        d["instants"] = tuple(instants)
+        d["files"] = files if isinstance(files, frozenset) else frozenset(files)
+        d["_names"] = None
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}: a Timeline is immutable")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}: a Timeline is immutable")
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.instants == other.instants and self.files == other.files
+
+    def __hash__(self):
+        return hash((self.instants, self.files))
+
+    def __repr__(self) -> str:
+        return f"Timeline(instants={self.instants!r}, files={self.files!r})"
+
+    @classmethod
+    def from_file_names(cls, names: Iterable[str]) -> "Timeline":
+        t = cls.__new__(cls)
+        names = list(names)
+        joined = _SEP.join(["", *names, ""])
+        # the lazy answers need names that cannot hide a second line ("$" semantics); else parse all
+        t.__dict__["_names"] = names
+        t.__dict__["_joined"] = None if "\n" in joined else joined
+        return t
+
+    @classmethod
+    def load(cls, storage, config=None) -> "Timeline":
+        """The active timeline. ``config`` (the table's :class:`~.properties.TableConfig`) selects
+        layout 2 for table versions 8/9 and turns on the checks for half-upgraded tables; without
+        it the table is read as layout 1 (version 6)."""
+        if config is not None and getattr(config, "layout_version", 1) == 2:
+            from .timeline_v2 import load_layout2
+
+            return load_layout2(cls, storage, config)
+        if config is not None:
+            names = storage.list_entry_names(META_DIR, include_temp=True)
+            if "timeline" in names:
+                from .timeline_v2 import check_no_layout2_instants
+
+                check_no_layout2_instants(storage)
+            return cls.from_file_names(names)
+        # one listing of the folder's entries without a type check per entry: its sub-folders
+        # (.aux, .temp, archived, metadata, ...) are never named like a timeline file, and the
+        # parse takes only timeline file names (Hudi's own listing of the timeline keeps every
+        # entry whose name matches, too); nor are temp files ("." first), left in for that reason
+        names = storage.list_entry_names(META_DIR, include_temp=True)
+        if "timeline" in names:  # a layout-2 table (or a half-upgraded one): its config decides
+            from ..config.properties import load_table_config
+
+            return cls.load(storage, load_table_config(storage))
+        return cls.from_file_names(names)
+
+    @cached_property
+    def instants(self) -> tuple[Instant, ...]:  # only reached by a Timeline from file names
+        if self.layout == 2:
+            from .timeline_v2 import parse_layout2
+
+            return tuple(parse_layout2(self._names, self.meta_dir))
+        return tuple(_parse_groups(self._names))
+
+    @cached_property
+    def files(self) -> frozenset[str]:  # only reached by a Timeline from file names
+        return frozenset(self._names)
+
+    def _lazy(self) -> bool:
+        d = self.__dict__
+        return "instants" not in d and d.get("_joined") is not None
+
+    @cached_property
+    def _compactions(self) -> tuple[Instant, ...]:
+        """Instants whose action is compaction, sorted (full-parse semantics, from the names that
+        mention ``.compaction``)."""
+        if not self._lazy():
+            return tuple(i for i in self.instants if i.action is Action.COMPACTION)
+        if self.layout == 2:
+            from .timeline_v2 import lazy_instants_of
+
+            return lazy_instants_of(self._joined, Action.COMPACTION, self.meta_dir)
+        return self._instants_of(Action.COMPACTION)
+
+    def _stamps(self, suffix: str) -> set[str]:
+        """Lazy path: the timestamps ``ts`` of the listed names ``<ts>.<suffix>`` (``ts`` as
+        :func:`parse_instant_file` takes it: 14 or 17 digits)."""
+        cache = self.__dict__.setdefault("_stamps_cache", {})
+        out = cache.get(suffix)
+        if out is not None:
+            return out
+        pieces = self._joined.split(f".{suffix}{_SEP}")
+        sep = _SEP
+        # every piece but the last ends where a name "<prefix>.<suffix>" does; the text after the
+        # piece's last separator is that name's prefix (the separators bound every name; the split
+        # consumed the one before a piece without any)
+        heads = [p[p.rfind(sep) + 1 :] for p in pieces[:-1]]
+        out = {ts for ts in heads if (len(ts) == 17 or len(ts) == 14) and ts.isdecimal()}
+        cache[suffix] = out
+        return out
+
+    def _instants_of(self, action: Action) -> tuple[Instant, ...]:
+        """Lazy path: the instants whose action is ``action``. A group takes that action iff one of
+        its files names it (compaction/log compaction win over their group's action); its state is
+        the highest state of its files, as in the full parse."""
+        v = action.value
+        sep = _SEP
+        # one split at ".<action>": a piece ends with a name's prefix, the next one starts with the
+        # rest of that name (up to its separator)
+        if "." + v not in self._joined:  # (a search is cheaper than a split that finds nothing)
+            return ()
+        pieces = self._joined.split("." + v)
+        own: dict[str, State] = {}  # ts → highest state among the files "<ts>.<action>[.<state>]"
+        rests = _OWN_RESTS
+        get = own.get
+        for p, nxt in zip(pieces, pieces[1:]):
+            j = p.rfind(sep)
+            if j < 0:  # a second ".<action>" in one name: its prefix is not a timestamp
+                continue
+            ts = p[j + 1 :]
+            if not ((len(ts) == 17 or len(ts) == 14) and ts.isdecimal()):
+                continue
+            e = nxt.find(sep)
+            if e < 0:  # the name goes on past another ".<action>": not a timeline file
+                continue
+            st = rests.get(nxt[:e])
+            if st is not None:
+                cur = get(ts)
+                if cur is None or st > cur:
+                    own[ts] = st
+        if not own:
+            return ()
+        members = _GROUP_MEMBERS_BY_STATE[_GROUP.get(action, action)]
+        joined = self._joined
+        states: dict[str, State] = {}
+        done: set[str] = {ts for ts, st in own.items() if st is State.COMPLETED}
+        for suffix, st in members:
+            if st is State.COMPLETED and suffix != v:
+                done |= self._stamps(suffix) & own.keys()
+        for ts in done:
+            states[ts] = State.COMPLETED
+        inflight = [suffix for suffix, st in members if st is State.INFLIGHT and suffix != v + ".inflight"]
+        for ts, st in own.items():
+            if ts in done:
+                continue
+            if st is not State.INFLIGHT:  # pending: few; one search per other inflight name
+                for suffix in inflight:
+                    if f"{sep}{ts}.{suffix}{sep}" in joined:
+                        st = State.INFLIGHT
+                        break
+            states[ts] = st
+        # one instant per timestamp, all of one action: the dataclass order is the timestamp order
+        return tuple(_new_instant(ts, action, states[ts]) for ts in sorted(states))
+
+    # ---------------------------------------------------------------- filters
+    def __iter__(self):
+        return iter(self.instants)
+
+    def __len__(self) -> int:
+        return len(self.instants)
+
+    def filter(self, *, actions=None, states=None) -> list[Instant]:
+        return [
+            i
+            for i in self.instants
+            if (actions is None or i.action in actions) and (states is None or i.state in states)
+        ]
+
+    @cached_property
+    def completed_writes(self) -> tuple[Instant, ...]:
+        """Completed commit/deltacommit/replacecommit instants (incl. completed compactions)."""
+        return tuple(
+            i for i in self.instants if i.is_completed and (i.action in WRITE_ACTIONS or i.action in _GROUP_V2)
+        )
+
+    @cached_property
+    def completed_write_times(self) -> frozenset[str]:
+        return frozenset(i.timestamp for i in self.completed_writes)
+
+    @cached_property
+    def pending_compactions(self) -> tuple[Instant, ...]:
+        return tuple(i for i in self._compactions if i.state is not State.COMPLETED)
+
+    @cached_property
+    def pending_compaction_times(self) -> frozenset[str]:
+        return frozenset(i.timestamp for i in self.pending_compactions)
+
+    @cached_property
+    def completed_compactions(self) -> tuple[Instant, ...]:
+        return tuple(i for i in self._compactions if i.state is State.COMPLETED)
+
+    @cached_property
+    def pending_writes(self) -> tuple[Instant, ...]:
+        """Pending deltacommits/commits (failed or running writers; not table services)."""
+        return tuple(
+            i
+            for i in self.instants
+            if i.is_pending and i.action in (Action.DELTA_COMMIT, Action.COMMIT)
+        )
+
+    @cached_property
+    def pending_replaces(self) -> tuple[Instant, ...]:
+        if self._lazy() and self.layout == 2:
+            from .timeline_v2 import lazy_instants_of
+
+            both = [*lazy_instants_of(self._joined, Action.REPLACE_COMMIT, self.meta_dir, pending_only=True),
+                    *lazy_instants_of(self._joined, Action.CLUSTERING, self.meta_dir, pending_only=True)]
+            return tuple(sorted(both, key=_sort_key))
+        if self._lazy():
+            return tuple(i for i in self._instants_of(Action.REPLACE_COMMIT) if i.state is not State.COMPLETED)
+        return tuple(i for i in self.instants
+                     if i.is_pending and (i.action is Action.REPLACE_COMMIT or i.action is Action.CLUSTERING))
+
+    @property
+    def first_instant_time(self) -> str | None:
+        return self.instants[0].timestamp if self.instants else None
+
+    @property
+    def last_completed_write(self) -> Instant | None:
+        return self.completed_writes[-1] if self.completed_writes else None
+
+    @cached_property
+    def latest_instant_time(self) -> str | None:
+        """Greatest timestamp on the timeline, pending instants included."""
+        return max((i.timestamp for i in self.instants), default=None)
+
+    def is_committed(self, ts: str) -> bool:
+        """Hudi's ``containsOrBeforeTimelineStarts`` over the completed write timeline.
+
+        An instant older than the first instant of the active timeline counts as committed,
+        because it has been archived.
+        """
+        if ts in self.completed_write_times:
+            return True
+        first = self.first_write_time
+        return first is not None and ts < first
+
+    @cached_property
+    def first_write_time(self) -> str | None:
+        times = [i.timestamp for i in self.instants if i.action in WRITE_ACTIONS or i.action in _GROUP_V2]
+        return min(times) if times else None
+
+    def as_of(self, ts: str) -> "Timeline":
+        """The timeline as a reader at ``ts`` sees it: instants with timestamp ≤ ts."""
+        t = Timeline(tuple(i for i in self.instants if i.timestamp <= ts), self.files)
+        if self.layout != 1:
+            t.__dict__.update(layout=self.layout, meta_dir=self.meta_dir, _history=self._history)
+            # instants older than the first write of the full timeline stay "archived ⇒ completed"
+            t.__dict__["first_write_time"] = self.first_write_time
+        return t
+
+    # ---------------------------------------------------------------- layout 2: completion times
+    @cached_property
+    def completion_times(self) -> Mapping[str, str]:
+        """Requested time → completion time of every completed instant on the active timeline
+        (layout 2; empty in layout 1, where completion times are not recorded)."""
+        return {i.timestamp: i.completion_time for i in self.instants if i.completion_time is not None}
+
+    def is_archived(self, ts: str) -> bool:
+        """Older than the first write instant of the active timeline: archived, so completed."""
+        first = self.first_write_time
+        return first is not None and ts < first and ts not in self.completion_times
+
+    def completion_time(self, ts: str) -> str | None:
+        """When the instant requested at ``ts`` completed: from the active timeline, else (archived)
+        from the LSM history, else ``ts`` itself (Java's rule for archived instants without a
+        recorded completion time); None while it is pending or unknown. Layout 1: ``ts`` for a
+        committed instant."""
+        c = self.completion_times.get(ts)
+        if c is not None:
+            return c
+        if self.layout == 1:
+            return ts if self.is_committed(ts) else None
+        if self.is_archived(ts):
+            hist = self._history() if self._history is not None else {}
+            return hist.get(ts, ts)
+        return None
+
+    def is_completed_before(self, ts: str, before: str) -> bool:
+        """Java's ``CompletionTimeQueryView#isCompletedBefore``: completed, with completion < ``before``."""
+        c = self.completion_time(ts)
+        return c is not None and c < before
+
+    @cached_property
+    def latest_time(self) -> str | None:
+        """Greatest requested **or completion** time on the timeline (the layout-2 monotonic bound)."""
+        times = [i.timestamp for i in self.instants] + list(self.completion_times.values())
+        return max(times, default=None)
+
+    def get(self, ts: str) -> list[Instant]:
+        return [i for i in self.instants if i.timestamp == ts]
+
+
+# ------------------------------------------------------------------- instant times
+INSTANT_FORMAT = "%Y%m%d%H%M%S"
+
+
+def format_instant(dt: _dt.datetime, zone: _dt.tzinfo = _dt.timezone.utc) -> str:
+    """17-digit ``yyyyMMddHHmmssSSS`` of an aware (shown in ``zone``) or naive datetime."""
+    if dt.tzinfo is not None:
+        dt = dt.astimezone(zone).replace(tzinfo=None)
+    return dt.strftime(INSTANT_FORMAT) + f"{dt.microsecond // 1000:03d}"
+
+
+def parse_instant_time(ts: str, zone: _dt.tzinfo = _dt.timezone.utc) -> _dt.datetime:
+    """The moment a 14- or 17-digit instant time names, read as a wall-clock time of ``zone``
+    (the table's timeline zone: :func:`~airflow_hudi_etc.hudi.services.coexistence.timeline_zone`; a
+    Java writer on LOCAL writes its JVM's wall clock). Aware, in ``zone``."""
+    if not re.fullmatch(INSTANT_TIME, ts or ""):
+        raise InvalidTimelineError(f"not an instant time: {ts!r}")
+    dt = _dt.datetime.strptime(ts[:14], INSTANT_FORMAT)
+    ms = int(ts[14:17]) if len(ts) == 17 else 0
+    return dt.replace(microsecond=ms * 1000, tzinfo=zone)
+
+
+def instant_to_epoch_ms(ts: str, zone: _dt.tzinfo = _dt.timezone.utc) -> int:
+    """Epoch milliseconds of an instant time made in ``zone`` (see :func:`parse_instant_time`)."""
+    return (parse_instant_time(ts, zone) - _EPOCH) // _dt.timedelta(milliseconds=1)
+
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+def next_instant_time(timeline: Timeline, now: _dt.datetime | None = None,
+                      zone: _dt.tzinfo = _dt.timezone.utc) -> str:
+    """A new instant time strictly greater than every instant on the timeline, pending included,
+    in the table's timeline zone (:func:`~airflow_hudi_etc.hudi.services.coexistence.timeline_zone`)."""
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    ts = format_instant(now, zone)
+    latest = timeline.latest_instant_time
+    if latest is not None:
+        if len(latest) == 14:
+            latest = latest + "999"
+        if ts <= latest:
+            ts = format_instant(parse_instant_time(latest) + _dt.timedelta(milliseconds=1))
+    return ts
+
+
+def next_time_layout2(timeline: Timeline, *others: Timeline, now: _dt.datetime | None = None,
+                      zone: _dt.tzinfo = _dt.timezone.utc) -> str:
+    """A new requested **or completion** time for layout 2: strictly greater than every requested
+    and completion time on ``timeline`` and on ``others`` (e.g. the metadata table's timeline),
+    in ``yyyyMMddHHmmssSSS`` of ``zone`` (spec §2.4). Take it under the writer lock."""
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    ts = format_instant(now, zone)
+    latest = max((t.latest_time for t in (timeline, *others) if t.latest_time is not None), default=None)
+    if latest is not None:
+        if len(latest) == 14:
+            latest += "999"
+        if ts <= latest:
+            ts = format_instant(parse_instant_time(latest) + _dt.timedelta(milliseconds=1))
+    return ts
+
+
+# ------------------------------------------------------------------- commit metadata
+def write_stat(
+    *,
+    file_id: str,
+    path: str,
+    partition_path: str,
+    prev_commit: str | None,
+    num_writes: int = 0,
+    num_deletes: int = 0,
+    num_update_writes: int = 0,
+    num_inserts: int = 0,
+    file_size: int = 0,
+    min_event_time: int | None = None,
+    max_event_time: int | None = None,
+    base_file: str | None = None,
+    log_files: list[str] | None = None,
+    log_version: int | None = None,
+    extra: Mapping | None = None,
+) -> dict:
+    """A HoodieWriteStat (or HoodieDeltaWriteStat when ``log_files`` is given) as Hudi's JSON has it."""
+    stat = {
+        "fileId": file_id,
+        "path": path,
+        "cdcStats": None,
+        "prevCommit": prev_commit if prev_commit else "null",
+        "numWrites": num_writes,
+        "numDeletes": num_deletes,
+        "numUpdateWrites": num_update_writes,
+        "numInserts": num_inserts,
+        "totalWriteBytes": file_size,
+        "totalWriteErrors": 0,
+        "tempPath": None,
+        "partitionPath": partition_path,
+        "totalLogRecords": 0,
+        "totalLogFilesCompacted": 0,
+        "totalLogSizeCompacted": 0,
+        "totalUpdatedRecordsCompacted": 0,
+        "totalLogBlocks": 0,
+        "totalCorruptLogBlock": 0,
+        "totalRollbackBlocks": 0,
+        "fileSizeInBytes": file_size,
+        "minEventTime": min_event_time,
+        "maxEventTime": max_event_time,
+        "runtimeStats": {"totalScanTime": 0, "totalUpsertTime": 0, "totalCreateTime": 0},
+    }
+    if log_files is not None:
+        stat.update(
+            {
+                "logVersion": log_version or 1,
+                "logOffset": 0,
+                "baseFile": base_file or "",
+                "logFiles": list(log_files),
+                "recordsStats": {"val": None},
+            }
+        )
+    if extra:
+        stat.update(extra)
+    return stat
+
+
+def commit_metadata(
+    partition_to_stats: Mapping[str, list[dict]],
+    *,
+    operation: str,
+    schema: str | None,
+    compacted: bool = False,
+    extra_metadata: Mapping[str, str] | None = None,
+) -> dict:
+    extra = dict(extra_metadata or {})
+    if schema is not None:
+        extra["schema"] = schema
+    return {
+        "partitionToWriteStats": {p: list(s) for p, s in partition_to_stats.items()},
+        "compacted": compacted,
+        "extraMetadata": extra,
+        "operationType": operation,
+    }
+
+
+def dump_commit_metadata(meta: Mapping) -> bytes:
+    return json.dumps(meta, indent=2).encode("utf-8")
+
+
+def load_commit_metadata(data: bytes, what: str = "commit metadata") -> dict:
+    """Parse commit JSON; an empty file is an empty object, as in Hudi."""
+    if not data.strip():
+        return {}
+    try:
+        meta = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise InvalidTimelineError(f"{what} is not valid JSON: {str(e)[:200]}") from None
+    if not isinstance(meta, dict):
+        raise InvalidTimelineError(f"{what} is not a JSON object")
+    p2s = meta.get("partitionToWriteStats") or {}
+    if not isinstance(p2s, dict) or not all(isinstance(v, list) for v in p2s.values()):
+        raise InvalidTimelineError(f"{what}: partitionToWriteStats is malformed")
+    for stats in p2s.values():
+        _check_stats(stats, what)
+    # the types Hudi's Jackson mapping of HoodieCommitMetadata would insist on, for the fields read
+    extra = meta.get("extraMetadata") or {}
+    if not isinstance(extra, dict) or not all(isinstance(v, str) or v is None for v in extra.values()):
+        raise InvalidTimelineError(f"{what}: extraMetadata is not a map of strings")
+    _check_schema(extra, what)
+    replaced = meta.get("partitionToReplaceFileIds") or {}
+    if not isinstance(replaced, dict) or not all(
+            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in replaced.values()):
+        raise InvalidTimelineError(f"{what}: partitionToReplaceFileIds is malformed")
+    return meta
+
+
+def _check_schema(extra: Mapping, what: str) -> None:
+    if extra.get("schema"):  # readers take the table schema from here
+        try:
+            schema = json.loads(extra["schema"])
+        except (ValueError, RecursionError):
+            raise InvalidTimelineError(f"{what}: the schema in extraMetadata is not JSON") from None
+        if not isinstance(schema, dict):
+            raise InvalidTimelineError(f"{what}: the schema in extraMetadata is not a record schema")
+
+
+_STAT_STR = ("fileId", "path", "partitionPath", "prevCommit", "baseFile", "hoodieEtcLinkTarget", "hoodieEtcLinkMode")
+_STAT_INT = ("numWrites", "numDeletes", "numUpdateWrites", "numInserts", "totalWriteBytes", "fileSizeInBytes",
+             "minEventTime", "maxEventTime", "logVersion", "totalLogFilesCompacted", "totalLogSizeCompacted")
+
+
+def _check_stat(s: Mapping, what: str) -> None:
+    for k in _STAT_STR:
+        if s.get(k) is not None and not isinstance(s[k], str):
+            raise InvalidTimelineError(f"{what}: write stat field {k} is not a string")
+    for k in _STAT_INT:
+        v = s.get(k)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or not -(2**63) <= v < 2**63):
+            raise InvalidTimelineError(f"{what}: write stat field {k} is not a 64-bit integer")
+    lf_ = s.get("logFiles")
+    if lf_ is not None and not (isinstance(lf_, list) and all(isinstance(x, str) for x in lf_)):
+        raise InvalidTimelineError(f"{what}: write stat field logFiles is not a list of strings")
+
+
+def _check_stats(stats: list, what: str) -> None:
+    """:func:`_check_stat` over a list of write stats, each an object; the common case (exact
+    ``str``/``int`` values, or absent/null fields) is checked in one tight loop, anything else
+    goes through :func:`_check_stat` for the same verdict and message."""
+    str_keys, int_keys = _STAT_STR, _STAT_INT
+    lo, hi = _I64_MIN, _I64_MAX
+    for s in stats:
+        if s.__class__ is not dict:
+            if not isinstance(s, dict):
+                raise InvalidTimelineError(f"{what}: a write stat is not an object")
+            _check_stat(s, what)
+            continue
+        get = s.get
+        ok = True
+        for k in str_keys:
+            v = get(k)
+            if v is not None and v.__class__ is not str:
+                ok = False
+                break
+        if ok:
+            for k in int_keys:
+                v = get(k)
+                if v is not None and (v.__class__ is not int or v < lo or v > hi):
+                    ok = False
+                    break
+        if ok:
+            v = get("logFiles")
+            if v is not None:
+                if v.__class__ is not list:
+                    ok = False
+                else:
+                    for x in v:
+                        if x.__class__ is not str:
+                            ok = False
+                            break
+        if not ok:
+            _check_stat(s, what)  # slow path: subclasses, or raise with the exact message
+
+
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+
+
+def iter_write_stats(meta: Mapping) -> Iterable[dict]:
+    for stats in (meta.get("partitionToWriteStats") or {}).values():
+        yield from stats
+
+
+# ------------------------------------------------------------------- log write stats, fast
+#: what :func:`load_log_write_stats` gives per write stat of a log file
+LogWriteStat = tuple  # (path, minEventTime, maxEventTime, numWrites, numDeletes, hoodieEtcOrdering)
+
+try:  # a dependency of Airflow's core and task SDK, not of this package: without it, json
+    import msgspec as _msgspec
+except ImportError:  # pragma: no cover - e.g. a Spark executor without Airflow
+    _msgspec = None
+
+
+def _stats_decoder():
+    """A msgspec decoder of commit JSON typed like :func:`load_commit_metadata`'s checks: every
+    write-stat field it checks (:data:`_STAT_STR`, :data:`_STAT_INT`, ``logFiles``), extra
+    metadata and replaced file ids, each a nullable field; other fields are skipped, unbuilt."""
+    if _msgspec is None:
+        return None
+    from typing import Annotated, Any, Optional
+
+    i64 = Annotated[int, _msgspec.Meta(ge=_I64_MIN, le=_I64_MAX)]
+    stat = _msgspec.defstruct(
+        "_WriteStat",
+        [(k, Optional[str], None) for k in _STAT_STR] + [(k, Optional[i64], None) for k in _STAT_INT]
+        + [("logFiles", Optional[list[str]], None), ("hoodieEtcOrdering", Any, None)],
+        gc=False,
+    )
+    meta = _msgspec.defstruct(
+        "_CommitMetadata",
+        [("partitionToWriteStats", Optional[dict[str, list[stat]]], None),
+         ("extraMetadata", Optional[dict[str, Optional[str]]], None),
+         ("partitionToReplaceFileIds", Optional[dict[str, list[str]]], None)],
+        gc=False,
+    )
+    return _msgspec.json.Decoder(meta)
+
+
+_STATS_DECODER = _stats_decoder()
+#: Python frames between :func:`_decode_fast` and msgspec: json.loads, called from
+#: load_commit_metadata, nests its C scanner 3 frames deeper than a direct call, and both count
+#: JSON nesting against the same recursion limit; from this deep, msgspec gives up on a nesting
+#: no shallower than json would (a commit json refuses as too deep never passes here)
+_DECODE_DEPTH = 6
+
+
+def _call_deeper(n: int, fn, arg):
+    return fn(arg) if n <= 0 else _call_deeper(n - 1, fn, arg)
+
+
+def _decode_fast(data: bytes):
+    """The commit decoded by msgspec, or None when json must judge it (the slow path decides
+    the verdict and the message: anything msgspec refuses — NaN, a lone surrogate escape, a
+    type, nesting — or bytes that are not UTF-8, which msgspec would let pass in skipped fields)."""
+    if _STATS_DECODER is None:
+        return None
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    try:
+        return _call_deeper(_DECODE_DEPTH, _STATS_DECODER.decode, data)
+    except Exception:  # noqa: BLE001 - any doubt: the json path decides
+        return None
+
+
+def load_log_write_stats(data: bytes, what: str = "commit metadata",
+                         extra: dict | None = None) -> list[LogWriteStat]:
+    """``(path, minEventTime, maxEventTime, numWrites, numDeletes, hoodieEtcOrdering)`` of each
+    write stat whose path names a log file (``.log.`` in it), in file order (the last as JSON
+    gives it, unchecked: :func:`.ordering_facts.from_json` judges it). The verdict on the commit is exactly
+    :func:`load_commit_metadata`'s (valid, or the same :class:`InvalidTimelineError`): msgspec
+    decodes and type-checks the same fields in C, only the fields asked for become Python
+    values, and anything it does not accept goes through :func:`load_commit_metadata`.
+    ``extra``: a dict that receives the commit's ``extraMetadata`` (from the same decoding)."""
+    m = _decode_fast(data) if data.strip() else None
+    if m is not None:
+        _check_schema(m.extraMetadata or {}, what)
+        if extra is not None:
+            extra.update(m.extraMetadata or {})
+        out = []
+        append = out.append
+        for stats in (m.partitionToWriteStats or {}).values():
+            for s in stats:
+                p = s.path
+                if p and ".log." in p:
+                    append((p, s.minEventTime, s.maxEventTime, s.numWrites, s.numDeletes, s.hoodieEtcOrdering))
+        return out
+    meta = load_commit_metadata(data, what)
+    if extra is not None:
+        extra.update(meta.get("extraMetadata") or {})
+    return [(p, st.get("minEventTime"), st.get("maxEventTime"), st.get("numWrites"), st.get("numDeletes"),
+             st.get("hoodieEtcOrdering")) for st in iter_write_stats(meta) if (p := st.get("path")) and ".log." in p]

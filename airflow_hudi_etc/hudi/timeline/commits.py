@@ -1,0 +1,255 @@
+"""Commit metadata, typed, and its two encodings (JSON in layout 1, Avro in layout 2).
+
+* :class:`WriteStat` / :class:`CommitMetadata`: frozen dataclasses of Hudi's ``HoodieWriteStat`` /
+  ``HoodieCommitMetadata``; ``to_dict`` gives the dict the JSON helpers in :mod:`.timeline`
+  (``write_stat``, ``commit_metadata``) make, ``from_dict`` reads one back.
+* Layout 2 (table versions 8/9, shared/hudi-format-v8-v9.md §2.3): every instant file is an Avro
+  object container with exactly one record, codec null; an empty file is an empty object.
+  :data:`COMMIT_METADATA_SCHEMA` is written here from the spec's field table (namespace
+  ``org.apache.hudi.avro.model``, every field nullable with default null, ``version`` int|null=1).
+* :func:`decode_commit_metadata` decodes either encoding to the dict form (layout 1's msgspec
+  fast path in :mod:`.timeline` is untouched).
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field, fields
+from typing import Any, Mapping
+
+from ..errors import InvalidTimelineError
+
+_NS = "org.apache.hudi.avro.model"
+
+
+def _opt(t: Any) -> list:
+    return ["null", t]
+
+
+_STR = {"type": "string", "avro.java.string": "String"}
+
+#: HoodieWriteStat fields in schema order: (name, Avro type without the null branch)
+WRITE_STAT_FIELDS: tuple[tuple[str, Any], ...] = (
+    ("fileId", _STR), ("path", _STR), ("prevCommit", _STR), ("numWrites", "long"), ("numDeletes", "long"),
+    ("numUpdateWrites", "long"), ("totalWriteBytes", "long"), ("totalWriteErrors", "long"),
+    ("partitionPath", _STR), ("totalLogRecords", "long"), ("totalLogFiles", "long"),
+    ("totalUpdatedRecordsCompacted", "long"), ("numInserts", "long"), ("totalLogBlocks", "long"),
+    ("totalCorruptLogBlock", "long"), ("totalRollbackBlocks", "long"), ("fileSizeInBytes", "long"),
+    ("logVersion", "int"), ("logOffset", "long"), ("baseFile", _STR),
+    ("logFiles", {"type": "array", "items": _STR, "default": None}),
+    ("cdcStats", {"type": "map", "values": "long", "avro.java.string": "String", "default": None}),
+    ("prevBaseFile", _STR), ("minEventTime", "long"), ("maxEventTime", "long"),
+    ("runtimeStats", {"type": "record", "name": f"{_NS}.HoodieRuntimeStats", "fields": [
+        {"name": n, "type": _opt("long"), "default": None}
+        for n in ("totalScanTime", "totalCreateTime", "totalUpsertTime")]}),
+    ("totalLogFilesCompacted", "long"), ("totalLogReadTimeMs", "long"), ("totalLogSizeCompacted", "long"),
+    ("tempPath", _STR), ("numUpdates", "long"),
+)
+
+WRITE_STAT_SCHEMA = {
+    "type": "record", "name": f"{_NS}.HoodieWriteStat",
+    "fields": [{"name": n, "type": _opt(t), "default": None} for n, t in WRITE_STAT_FIELDS],
+}
+
+COMMIT_METADATA_SCHEMA = {
+    "type": "record", "name": f"{_NS}.HoodieCommitMetadata",
+    "fields": [
+        {"name": "partitionToWriteStats", "default": None, "type": _opt(
+            {"type": "map", "avro.java.string": "String", "values": {"type": "array", "items": WRITE_STAT_SCHEMA}})},
+        {"name": "compacted", "type": _opt("boolean"), "default": None},
+        {"name": "extraMetadata", "default": None, "type": _opt(
+            {"type": "map", "avro.java.string": "String", "values": _STR, "default": None})},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {"name": "operationType", "type": _opt(_STR), "default": None},
+    ],
+}
+
+
+def _parsed():
+    global _PARSED
+    if _PARSED is None:
+        import fastavro
+
+        _PARSED = fastavro.parse_schema(COMMIT_METADATA_SCHEMA)
+    return _PARSED
+
+
+_PARSED = None
+
+
+# ------------------------------------------------------------------ typed model
+@dataclass(frozen=True)
+class RuntimeStats:
+    totalScanTime: int | None = None
+    totalCreateTime: int | None = None
+    totalUpsertTime: int | None = None
+
+
+@dataclass(frozen=True)
+class WriteStat:
+    """One ``HoodieWriteStat`` (field names as in Hudi's schema and JSON)."""
+
+    fileId: str | None = None
+    path: str | None = None
+    prevCommit: str | None = None
+    numWrites: int | None = None
+    numDeletes: int | None = None
+    numUpdateWrites: int | None = None
+    totalWriteBytes: int | None = None
+    totalWriteErrors: int | None = None
+    partitionPath: str | None = None
+    totalLogRecords: int | None = None
+    totalLogFiles: int | None = None
+    totalUpdatedRecordsCompacted: int | None = None
+    numInserts: int | None = None
+    totalLogBlocks: int | None = None
+    totalCorruptLogBlock: int | None = None
+    totalRollbackBlocks: int | None = None
+    fileSizeInBytes: int | None = None
+    logVersion: int | None = None
+    logOffset: int | None = None
+    baseFile: str | None = None
+    logFiles: tuple[str, ...] | None = None
+    cdcStats: Mapping[str, int] | None = None
+    prevBaseFile: str | None = None
+    minEventTime: int | None = None
+    maxEventTime: int | None = None
+    runtimeStats: RuntimeStats | None = None
+    totalLogFilesCompacted: int | None = None
+    totalLogReadTimeMs: int | None = None
+    totalLogSizeCompacted: int | None = None
+    tempPath: str | None = None
+    numUpdates: int | None = None
+    #: JSON-only or product-specific keys (e.g. ``recordsStats``, ``hoodieEtcLinkTarget``): kept in
+    #: layout 1's JSON, not representable in the Avro schema
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "WriteStat":
+        names = _STAT_NAMES
+        kw = {k: d.get(k) for k in names if k in d}
+        rs = kw.get("runtimeStats")
+        if isinstance(rs, Mapping):
+            kw["runtimeStats"] = RuntimeStats(**{k: rs.get(k) for k in ("totalScanTime", "totalCreateTime",
+                                                                     "totalUpsertTime")})
+        if kw.get("logFiles") is not None:
+            kw["logFiles"] = tuple(kw["logFiles"])
+        return cls(**kw, extra={k: v for k, v in d.items() if k not in names})
+
+    def to_avro(self) -> dict:
+        out = {k: getattr(self, k) for k in _STAT_NAMES}
+        if self.runtimeStats is not None:
+            out["runtimeStats"] = dict(self.runtimeStats.__dict__)
+        if self.logFiles is not None:
+            out["logFiles"] = list(self.logFiles)
+        if self.cdcStats is not None:
+            out["cdcStats"] = dict(self.cdcStats)
+        return out
+
+    def to_dict(self) -> dict:
+        return {**self.to_avro(), **self.extra}
+
+
+_STAT_NAMES = tuple(n for n, _ in WRITE_STAT_FIELDS)
+
+
+@dataclass(frozen=True)
+class CommitMetadata:
+    """One ``HoodieCommitMetadata``."""
+
+    partitionToWriteStats: Mapping[str, tuple[WriteStat, ...]] = field(default_factory=dict)
+    compacted: bool | None = None
+    extraMetadata: Mapping[str, str] = field(default_factory=dict)
+    operationType: str | None = None
+    version: int | None = None
+    #: JSON-only keys (e.g. ``partitionToReplaceFileIds`` of a replacecommit)
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "CommitMetadata":
+        p2s = {p: tuple(WriteStat.from_dict(s) for s in stats)
+               for p, stats in (d.get("partitionToWriteStats") or {}).items()}
+        known = {"partitionToWriteStats", "compacted", "extraMetadata", "operationType", "version"}
+        return cls(p2s, d.get("compacted"), dict(d.get("extraMetadata") or {}), d.get("operationType"),
+                   d.get("version"), {k: v for k, v in d.items() if k not in known})
+
+    def write_stats(self) -> list[WriteStat]:
+        return [s for stats in self.partitionToWriteStats.values() for s in stats]
+
+    def to_avro(self) -> dict:
+        return {
+            "partitionToWriteStats": {p: [s.to_avro() for s in st] for p, st in self.partitionToWriteStats.items()},
+            "compacted": self.compacted,
+            "extraMetadata": dict(self.extraMetadata),
+            "version": self.version,
+            "operationType": self.operationType,
+        }
+
+    def to_dict(self) -> dict:
+        d = {"partitionToWriteStats": {p: [s.to_dict() for s in st] for p, st in self.partitionToWriteStats.items()},
+             "compacted": self.compacted, "extraMetadata": dict(self.extraMetadata),
+             "operationType": self.operationType}
+        if self.version is not None:
+            d["version"] = self.version
+        return {**d, **self.extra}
+
+
+# ------------------------------------------------------------------ Avro container (layout 2)
+def encode_avro_commit(meta: CommitMetadata | Mapping[str, Any]) -> bytes:
+    """Layout-2 bytes of a commit: an Avro object container, one record, codec null."""
+    import fastavro
+
+    if not isinstance(meta, CommitMetadata):
+        meta = CommitMetadata.from_dict(meta)
+    buf = io.BytesIO()
+    fastavro.writer(buf, _parsed(), [meta.to_avro()], codec="null")
+    return buf.getvalue()
+
+
+def decode_avro_single(data: bytes, what: str = "timeline file") -> dict:
+    """The one record of a single-record Avro container (an empty file is an empty object)."""
+    import fastavro
+
+    if not data:
+        return {}
+    try:
+        records = list(fastavro.reader(io.BytesIO(data)))
+    except Exception as e:  # noqa: BLE001 - fastavro raises many types on bad bytes
+        raise InvalidTimelineError(f"{what} is not an Avro container: {str(e)[:200]}") from None
+    if len(records) != 1:
+        raise InvalidTimelineError(f"{what}: {len(records)} records in the Avro container (need exactly 1)")
+    return records[0]
+
+
+def decode_avro_commit(data: bytes, what: str = "commit metadata") -> dict:
+    """A layout-2 commit file as the dict the JSON path gives (see :func:`.timeline.load_commit_metadata`)."""
+    rec = decode_avro_single(data, what)
+    if not rec:
+        return {}
+    if not isinstance(rec.get("partitionToWriteStats", None) or {}, dict):
+        raise InvalidTimelineError(f"{what}: partitionToWriteStats is malformed")
+    rec["partitionToWriteStats"] = rec.get("partitionToWriteStats") or {}
+    rec["extraMetadata"] = rec.get("extraMetadata") or {}
+    return rec
+
+
+def load_commit(data: bytes, *, layout: int, what: str = "commit metadata") -> dict:
+    """Commit metadata of either layout as a dict (layout 1: JSON with its checks; 2: Avro)."""
+    if layout == 2:
+        return decode_avro_commit(data, what)
+    from .active import load_commit_metadata
+
+    return load_commit_metadata(data, what)
+
+
+def commit_bytes(meta: CommitMetadata | Mapping[str, Any], *, layout: int) -> bytes:
+    """The bytes of a completed commit file in ``layout`` (never JSON under layout 2)."""
+    if layout == 2:
+        return encode_avro_commit(meta)
+    from .active import dump_commit_metadata
+
+    return dump_commit_metadata(meta.to_dict() if isinstance(meta, CommitMetadata) else meta)
+
+
+def stat_field_names() -> tuple[str, ...]:
+    return tuple(f.name for f in fields(WriteStat) if f.name != "extra")

@@ -1,0 +1,96 @@
+"""The single-writer rule, and undoing writes: a failed batch undoes itself; a crashed writer's
+pending deltacommit is rolled back by the next write (Hudi's eager policy) or on request."""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Iterable
+
+from ..services import heartbeat
+from ..timeline import layout
+from ..services import markers
+from ..errors import InstantExistsError, InvalidTimelineError
+from ..services.rollback import rollback_with_instant
+from ..storage import Storage
+from ..timeline.active import Action, Timeline
+from .units import WriteUnit
+
+
+def rollback_failed_writes(storage: Storage, timeline: Timeline | None = None) -> list[str]:
+    """Remove pending deltacommits left by crashed writers: their marked files, then the instant.
+
+    Files are found through the markers ``.hoodie/.temp/<t>/<partition>/<name>.marker.*`` the
+    writer creates before each data file (hudi/services/markers.py). A pending deltacommit whose heartbeat
+    is alive belongs to a running writer: single-writer rule, a typed ``conflict`` (Hudi's lazy
+    policy likewise leaves instants with a live heartbeat alone).
+    """
+    timeline = timeline or Timeline.load(storage)
+    done = []
+    for inst in timeline.pending_writes:
+        if inst.action is not Action.DELTA_COMMIT:
+            continue
+        markers.check_markers(storage, inst.timestamp)  # a planted marker is refused before anything
+        _refuse_live_write(storage, inst.timestamp)
+        _remove_instant_files(storage, inst.timestamp, record=True, tl=timeline)
+        done.append(inst.timestamp)
+    return done
+
+
+def _refuse_live_write(storage: Storage, instant: str) -> None:
+    if heartbeat.is_alive(storage, instant):
+        raise InstantExistsError(f"conflict: write {instant} is running (its heartbeat is alive): one writer at a "
+                                 f"time; nothing was written, try again after it ends")
+
+
+def rollback_write(storage: Storage, instant: str) -> int:
+    """Roll back one pending deltacommit (a crashed writer's): its marked files, then the instant.
+    Returns how many data files were removed. Completed instants, and running writes (live
+    heartbeat: a typed ``conflict``), are refused."""
+    tl = Timeline.load(storage)
+    if layout.completed_path(storage, tl, instant, Action.DELTA_COMMIT) is not None:
+        raise InvalidTimelineError(f"deltacommit {instant} is completed; it cannot be rolled back here")
+    markers.check_markers(storage, instant)
+    _refuse_live_write(storage, instant)
+    return _remove_instant_files(storage, instant, record=True, tl=tl)
+
+
+def _remove_instant_files(storage: Storage, instant: str, *, record: bool = False,
+                          also: Iterable[str] = (), tl: Timeline | None = None) -> int:
+    """Delete a failed deltacommit's marked files (only those it wrote itself), its markers,
+    then its timeline files and its heartbeat.
+
+    ``record``: under a rollback instant (hudi/services/rollback.py), as Hudi does for a crashed writer's
+    instant; a batch that fails in this process undoes itself without one. ``also``: more files
+    to delete when ``instant`` wrote them (a failing batch's planned files)."""
+    targets = markers.files_to_roll_back(storage, instant)  # all checked before any delete
+    targets += [rel for rel in also if rel not in targets and markers.written_by(storage, rel, instant)]
+    if record:
+        files: dict[str, list[str]] = {}
+        for rel in targets:
+            files.setdefault(posixpath.dirname(rel), []).append(rel)
+        _, removed = rollback_with_instant(storage, instant=instant, action=Action.DELTA_COMMIT, files=files)
+    else:
+        removed = sum(bool(storage.delete(rel)) for rel in targets)
+    markers.remove_markers(storage, instant)
+    layout.delete_pending(storage, tl if tl is not None else Timeline.load(storage), instant, Action.DELTA_COMMIT)
+    if record:
+        heartbeat.delete(storage, instant)  # the dead writer's (a live one was refused above)
+    return removed
+
+
+def _single_writer_check(storage: Storage, instant: str) -> None:
+    """Single-writer rule, checked once this write's instant is visible: another write's pending
+    instant before it, with a live heartbeat, is a running writer (typed ``conflict``). Of two
+    writers starting together the later instant gives way; the earlier one proceeds."""
+    for other in Timeline.load(storage).pending_writes:
+        if other.action is Action.DELTA_COMMIT and other.timestamp < instant:
+            _refuse_live_write(storage, other.timestamp)
+
+
+def _abort(storage: Storage, instant: str, planned: Iterable[WriteUnit], tl: Timeline) -> None:
+    """Undo a failed batch: the files it wrote itself (another writer may have made a file of
+    the same name), markers, then the instant's timeline files."""
+    if layout.completed_path(storage, tl, instant, Action.DELTA_COMMIT) is not None:
+        return  # committed after all: nothing to undo
+    _remove_instant_files(storage, instant, also=[u.path for u in planned], tl=tl)
+
