@@ -24,7 +24,8 @@ from airflow_hudi_etc.hudi.config.schema import (
     with_meta_fields,
 )
 from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.timeline.active import Action, Instant, State, commit_metadata, dump_commit_metadata, write_stat
+from airflow_hudi_etc.hudi.timeline.active import Action, Instant, State
+from airflow_hudi_etc.hudi.timeline.commits import CommitMetadata, WriteStat, commit_bytes
 from airflow_hudi_etc.hudi.write.writer import WriteOptions, _ensure_partition_metadata, base_file_bytes, init_table
 
 from .data import DAY_MS, T0_MS
@@ -44,11 +45,16 @@ def _instant(i: int) -> str:
     return f"202601{1 + d:02d}{h:02d}{m:02d}{s:02d}000"
 
 
-def _commit(storage: Storage, inst: str, action: Action, meta: dict, *, requested: bytes = b"") -> None:
+def _meta(p2s: dict, operation: str, schema: str, *, compacted: bool = False, extra: dict | None = None) -> CommitMetadata:
+    return CommitMetadata(partitionToWriteStats={p: tuple(s) for p, s in p2s.items()}, compacted=compacted,
+                          extraMetadata={**(extra or {}), "schema": schema}, operationType=operation)
+
+
+def _commit(storage: Storage, inst: str, action: Action, meta: CommitMetadata, *, requested: bytes = b"") -> None:
     i = Instant(inst, action, State.COMPLETED)
     storage.create_if_absent(i.path(State.REQUESTED), requested)
     storage.create_if_absent(i.path(State.INFLIGHT), b"")
-    storage.create_if_absent(i.path(State.COMPLETED), dump_commit_metadata(meta))
+    storage.create_if_absent(i.path(State.COMPLETED), commit_bytes(meta, layout=1))
 
 
 def build_planning_table(path: str, *, groups: int, logs_per_group: int = 4, partitions: int = 100,
@@ -84,11 +90,11 @@ def build_planning_table(path: str, *, groups: int, logs_per_group: int = 4, par
         data = base_file_bytes(pa.Table.from_pylist([row], schema=arrow_schema), schema_json, _SMALL_BLOOM)
         with open(os.path.join(path, p, name), "wb") as f:
             f.write(data)
-        stats[p].append(write_stat(file_id=fid, path=f"{p}/{name}", partition_path=p, prev_commit=None,
-                                   num_writes=1, num_inserts=1, file_size=len(data),
-                                   min_event_time=T0_MS if event_time_stats else None,
-                                   max_event_time=T0_MS if event_time_stats else None))
-    _commit(storage, base_inst, Action.DELTA_COMMIT, commit_metadata(stats, operation="UPSERT", schema=data_schema_json))
+        stats[p].append(WriteStat.for_base(fileId=fid, path=f"{p}/{name}", partitionPath=p, prevCommit=None,
+                                           numWrites=1, numInserts=1, file_size=len(data),
+                                           minEventTime=T0_MS if event_time_stats else None,
+                                           maxEventTime=T0_MS if event_time_stats else None))
+    _commit(storage, base_inst, Action.DELTA_COMMIT, _meta(stats, "UPSERT", data_schema_json))
     for v in range(1, logs_per_group + 1):
         inst = _instant(v * 60)
         et = T0_MS + v * DAY_MS
@@ -105,16 +111,16 @@ def build_planning_table(path: str, *, groups: int, logs_per_group: int = 4, par
             with open(os.path.join(path, p, name), "wb") as f:
                 f.write(data)
             n = records_per_log
-            stats[p].append(write_stat(file_id=fid, path=f"{p}/{name}", partition_path=p, prev_commit=base_inst,
-                                       num_writes=n, num_update_writes=1, num_inserts=n - 1, file_size=len(data),
-                                       min_event_time=et if event_time_stats else None,
-                                       max_event_time=et + 1000 * (n - 1) if event_time_stats else None,
-                                       base_file=base_file_name(fid, "0-1-0", base_inst), log_files=[name],
-                                       log_version=v,
-                                       # the ordering facts our writer records (not when Java-like)
-                                       extra={STAT_KEY: {"data": n, "deletes": 0, "min": v, "max": v}}
-                                       if event_time_stats else None))
-        _commit(storage, inst, Action.DELTA_COMMIT, commit_metadata(stats, operation="UPSERT", schema=data_schema_json))
+            stats[p].append(WriteStat.for_log(fileId=fid, path=f"{p}/{name}", partitionPath=p, prevCommit=base_inst,
+                                              numWrites=n, numUpdateWrites=1, numInserts=n - 1, file_size=len(data),
+                                              minEventTime=et if event_time_stats else None,
+                                              maxEventTime=et + 1000 * (n - 1) if event_time_stats else None,
+                                              baseFile=base_file_name(fid, "0-1-0", base_inst), logFiles=[name],
+                                              logVersion=v,
+                                              # the ordering facts our writer records (not when Java-like)
+                                              extra={STAT_KEY: {"data": n, "deletes": 0, "min": v, "max": v}}
+                                              if event_time_stats else None))
+        _commit(storage, inst, Action.DELTA_COMMIT, _meta(stats, "UPSERT", data_schema_json))
     return {"groups": groups, "logs": groups * logs_per_group, "partitions": partitions,
             "records_per_log": records_per_log}
 
@@ -134,14 +140,14 @@ def build_timeline_table(path: str, *, instants: int, compaction_every: int = 10
         if k % compaction_every == compaction_every - 1:
             n_comp += 1
             th = T0_MS + k * 1000
-            meta = commit_metadata({}, operation="COMPACT", schema=schema, compacted=True,
-                                   extra_metadata={"hoodie.etc.threshold.ms": str(th), "hoodie.etc.strategy": "event-time"})
+            meta = _meta({}, "COMPACT", schema, compacted=True,
+                         extra={"hoodie.etc.threshold.ms": str(th), "hoodie.etc.strategy": "event-time"})
             files = [(f"{inst}.compaction.requested", b""), (f"{inst}.compaction.inflight", b""),
-                     (f"{inst}.commit", dump_commit_metadata(meta))]
+                     (f"{inst}.commit", commit_bytes(meta, layout=1))]
         else:
-            meta = commit_metadata({}, operation="UPSERT", schema=schema)
+            meta = _meta({}, "UPSERT", schema)
             files = [(f"{inst}.deltacommit.requested", b""), (f"{inst}.deltacommit.inflight", b""),
-                     (f"{inst}.deltacommit", dump_commit_metadata(meta))]
+                     (f"{inst}.deltacommit", commit_bytes(meta, layout=1))]
         for name, data in files:  # plain writes: building 30,000 timeline files must be quick
             with open(os.path.join(meta_dir, name), "wb") as f:
                 f.write(data)

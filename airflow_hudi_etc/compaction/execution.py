@@ -33,7 +33,8 @@ from ..hudi.config.schema import FILE_NAME
 from ..hudi.index.stats import log_event_ranges
 from ..hudi.storage import Storage, temp_owner
 from ..hudi.table.hudi_table import HudiTable, SliceReadSpec
-from ..hudi.timeline.active import Action, Instant, META_DIR, State, commit_metadata, dump_commit_metadata, write_stat
+from ..hudi.timeline.active import Action, Instant, META_DIR, State
+from ..hudi.timeline.commits import CommitMetadata, RuntimeStats, WriteStat
 from ..hudi.write.writer import LocalEngine
 from .executor import write_base_table, write_merged_base
 from .java_compaction import check_execute
@@ -122,7 +123,7 @@ def _execute(path: str | Storage, *, instant: str | None, engine, storage_option
     crash.hook("execute.before-commit-file")
     layout.complete(storage, tl, instant, Action.COMPACTION, layout.commit_data(tl, meta), zone=table.timeline_zone)
     markers.remove_markers(storage, instant)
-    return {"instant": instant, "status": "completed", **commit_figures(meta)}
+    return {"instant": instant, "status": "completed", **commit_figures(meta.to_json())}
 
 
 def _preflight(table: HudiTable, plan: CompactionPlan) -> None:
@@ -155,7 +156,7 @@ def _preflight(table: HudiTable, plan: CompactionPlan) -> None:
                                       f"again with link mode copy (or auto)")
 
 
-def _run_tasks(table: HudiTable, plan: CompactionPlan, engine) -> list[list[dict]]:
+def _run_tasks(table: HudiTable, plan: CompactionPlan, engine) -> list[list[WriteStat]]:
     """One task per operation on ``engine``; then (plain compactions) the ones whose slice C got a
     committed writer log meanwhile again. Per task, its write stats."""
     storage, instant = table.storage, plan.instant
@@ -173,32 +174,34 @@ def _run_tasks(table: HudiTable, plan: CompactionPlan, engine) -> list[list[dict
     return results
 
 
-def _commit_metadata(table: HudiTable, plan: CompactionPlan, results: list[list[dict]], t0: float) -> dict:
+def _commit_metadata(table: HudiTable, plan: CompactionPlan, results: list[list[WriteStat]],
+                     t0: float) -> CommitMetadata:
     """The compaction commit: the tasks' write stats, the plan's extra metadata, its links and the
     figures metrics and the report read."""
-    p2s: dict[str, list[dict]] = {}
     if table.config.layout_version == 2:  # spec §2.3: the old base file of each new one
-        for op, stats in zip(plan.operations, results):
-            stats[0].update(prevBaseFile=op.base_file, totalLogFiles=len(op.compact_logs))
-    for stats in results:
-        for st in stats:
-            p2s.setdefault(st["partitionPath"], []).append(st)
-    links = [{"link": op.path(lk.link), "target": op.path(lk.target)} for op in plan.operations for lk in op.links]
-    all_stats = [st for stats in results for st in stats]
+        results = [[stats[0].updated(prevBaseFile=op.base_file, totalLogFiles=len(op.compact_logs)), *stats[1:]]
+                   for op, stats in zip(plan.operations, results)]
     # a re-exposed log keeps its target's event range (the next plan needs it): merged over every
     # stat of the target (a log appended to across deltacommits has one per append)
     ranges = log_event_ranges(table)
-    for st in all_stats:
-        src = ranges.get(st.get("hoodieEtcLinkTarget") or "")
+    all_stats = []
+    for st in (st for stats in results for st in stats):
+        src = ranges.get(st.extra.get("hoodieEtcLinkTarget") or "")
         if src is not None and src.min_ms is not None:
-            st["minEventTime"], st["maxEventTime"] = src.min_ms, src.max_ms
-    links += [{"link": st["path"], "target": None, "kind": "split"} for st in all_stats if st.get("hoodieEtcSplitLog")]
+            st = st.updated(minEventTime=src.min_ms, maxEventTime=src.max_ms)
+        all_stats.append(st)
+    p2s: dict[str, list[WriteStat]] = {}
+    for st in all_stats:
+        p2s.setdefault(st.partitionPath, []).append(st)
+    links = [{"link": op.path(lk.link), "target": op.path(lk.target)} for op in plan.operations for lk in op.links]
+    links += [{"link": st.path, "target": None, "kind": "split"} for st in all_stats if st.extra.get("hoodieEtcSplitLog")]
     extra = {k: v for k, v in plan.extra.items() if k.startswith(keys.PREFIX)}
     extra[K_LINKS] = json.dumps(links)
     extra.update(_execution_figures(table, plan, all_stats, ranges))
     extra[K_EXECUTION] = f"{time.monotonic() - t0:.3f}"
-    return commit_metadata(p2s, operation="COMPACT", schema=json.dumps(table.avro_schema, separators=(",", ":")),
-                           compacted=True, extra_metadata=extra)
+    extra["schema"] = json.dumps(table.avro_schema, separators=(",", ":"))
+    return CommitMetadata(partitionToWriteStats={p: tuple(s) for p, s in p2s.items()}, compacted=True,
+                          extraMetadata=extra, operationType="COMPACT")
 
 
 def _check_input_file(storage: Storage, rel: str, listed: dict[str, set[str]], *, is_base: bool) -> None:
@@ -277,13 +280,13 @@ def _stale_plan_logs(table: HudiTable, plan: CompactionPlan) -> list[str]:
     return out
 
 
-def compact_task(t: CompactTask) -> list[dict]:
+def compact_task(t: CompactTask) -> list[WriteStat]:
     """Merge one file group's base + selected logs into the new base; re-expose the rest."""
     with temp_owner(t.instant):  # its temp files carry the instant: a crashed run's are known as such
         return _compact_task(t)
 
 
-def _compact_task(t: CompactTask) -> list[dict]:
+def _compact_task(t: CompactTask) -> list[WriteStat]:
     t0 = time.monotonic()
     table = HudiTable.load(t.storage)
     op = t.op
@@ -308,13 +311,14 @@ def _compact_task(t: CompactTask) -> list[dict]:
         out = write_base_table(table, rel, merged, name, t.schema_json, et)
     crashpoint("execute.after-base-file")
     log_bytes = sum(t.storage.size(op.path(n)) for n in op.compact_logs)
-    st = write_stat(file_id=op.file_id, path=rel, partition_path=op.partition, prev_commit=op.base_instant,
-                    num_writes=out.rows, file_size=out.size, min_event_time=out.min_event_time,
-                    max_event_time=out.max_event_time)
-    st.update(totalLogFilesCompacted=len(op.compact_logs), totalLogSizeCompacted=log_bytes)
-    if t.split_threshold_ms is None:
-        st["hoodieEtcWriterLogs"] = list(folded)  # writer logs of slice C whose live keys the base keeps
-    st["runtimeStats"]["totalUpsertTime"] = int((time.monotonic() - t0) * 1000)
+    st = WriteStat.for_base(fileId=op.file_id, path=rel, partitionPath=op.partition, prevCommit=op.base_instant,
+                            numWrites=out.rows, file_size=out.size, minEventTime=out.min_event_time,
+                            maxEventTime=out.max_event_time, totalLogFilesCompacted=len(op.compact_logs),
+                            totalLogSizeCompacted=log_bytes,
+                            # writer logs of slice C whose live keys the base keeps
+                            extra={"hoodieEtcWriterLogs": list(folded)} if t.split_threshold_ms is None else None,
+                            runtimeStats=RuntimeStats(totalScanTime=0, totalCreateTime=0,
+                                                      totalUpsertTime=int((time.monotonic() - t0) * 1000)))
     stats = [st]
     if late is not None:
         stats.append(write_split_log(t, late, et, name))
@@ -333,11 +337,11 @@ def _compact_task(t: CompactTask) -> list[dict]:
             else:
                 t.storage.copy(target_rel, link_rel)
         size = t.storage.size(link_rel)
-        st = write_stat(file_id=op.file_id, path=link_rel, partition_path=op.partition, prev_commit=t.instant,
-                        file_size=size if t.link_mode == "copy" else 0, base_file=name, log_files=[lk.link],
-                        log_version=lf.parse_log_file_name(lk.link).version,
-                        extra={"hoodieEtcLinkTarget": target_rel, "hoodieEtcLinkMode": t.link_mode})
-        stats.append(st)
+        stats.append(WriteStat.for_log(
+            fileId=op.file_id, path=link_rel, partitionPath=op.partition, prevCommit=t.instant,
+            file_size=size if t.link_mode == "copy" else 0, baseFile=name, logFiles=[lk.link],
+            logVersion=lf.parse_log_file_name(lk.link).version,
+            extra={"hoodieEtcLinkTarget": target_rel, "hoodieEtcLinkMode": t.link_mode}))
     return stats
 
 
@@ -392,12 +396,12 @@ def _refold_writer_logs(storage: Storage, instant: str, engine, tasks: list[Comp
             if part not in listings:
                 listings[part] = storage.list(part)
             now = set(_committed_writer_logs(table, task.op, instant, listings[part]))
-            if now != set(stats[0].get("hoodieEtcWriterLogs") or ()):
+            if now != set(stats[0].extra.get("hoodieEtcWriterLogs") or ()):
                 redo.append(i)
         if not redo:
             return results
         for i in redo:
-            storage.delete(results[i][0]["path"])  # the base file (not visible: the compaction is inflight)
+            storage.delete(results[i][0].path)  # the base file (not visible: the compaction is inflight)
         for i, stats in zip(redo, engine.map(compact_task, [tasks[i] for i in redo])):
             results[i] = stats
     raise InvalidTimelineError(f"writers kept committing into slice {instant} during its execution: run execute again")
@@ -426,7 +430,7 @@ def verify_links(storage: Storage, plan: CompactionPlan) -> None:
     refuse_foreign_data(storage, plan_link_files(plan), plan.instant, "execute")
 
 
-def _execution_figures(table: HudiTable, plan: CompactionPlan, stats: list[dict],
+def _execution_figures(table: HudiTable, plan: CompactionPlan, stats: list[WriteStat],
                        ranges: Mapping[str, Any]) -> dict[str, str]:
     """What the commit records for metrics and the report (extra metadata is string → string).
     ``ranges``: :func:`~airflow_hudi_etc.hudi.index.stats.log_event_ranges` of the table."""
@@ -436,15 +440,15 @@ def _execution_figures(table: HudiTable, plan: CompactionPlan, stats: list[dict]
         r = ranges.get(rel)
         if r is not None and r.min_ms is not None:
             los.append(int(r.min_ms))
-    split = [s for s in stats if s.get("hoodieEtcSplitLog")]
-    los += [int(s["minEventTime"]) for s in split if s.get("minEventTime") is not None]
+    split = [s for s in stats if s.extra.get("hoodieEtcSplitLog")]
+    los += [int(s.minEventTime) for s in split if s.minEventTime is not None]
     return {
         K_COMPACTED_LOGS: str(sum(len(op.compact_logs) for op in plan.operations)),
-        K_COMPACTED_BYTES: str(sum(s.get("totalLogSizeCompacted", 0) for s in stats)),
+        K_COMPACTED_BYTES: str(sum(s.totalLogSizeCompacted or 0 for s in stats)),
         K_REMAINING_FILES: str(len(remaining) + len(split)),
-        K_REMAINING_BYTES: str(sum(s.get("fileSizeInBytes", 0) for s in split)
+        K_REMAINING_BYTES: str(sum(s.fileSizeInBytes or 0 for s in split)
                                + sum(table.storage.size(r) for r in remaining)),
         K_REMAINING_MIN_ET: str(min(los)) if los else "",
-        K_LINK_BYTES: str(sum(s.get("fileSizeInBytes", 0) for s in stats if "hoodieEtcLinkTarget" in s)),
-        K_SPLIT_RECORDS: str(sum(s.get("numWrites", 0) for s in split)),
+        K_LINK_BYTES: str(sum(s.fileSizeInBytes or 0 for s in stats if "hoodieEtcLinkTarget" in s.extra)),
+        K_SPLIT_RECORDS: str(sum(s.numWrites or 0 for s in split)),
     }

@@ -17,7 +17,7 @@ from ..hudi.services.plan import SPLIT_LOG_VERSION, Operation
 from ..hudi.config.schema import FILE_NAME, RECORD_KEY, event_time_millis
 from ..hudi.storage import Storage
 from ..hudi.table.hudi_table import HudiTable, SliceReadSpec
-from ..hudi.timeline.active import write_stat
+from ..hudi.timeline.commits import WriteStat
 from .plans import split_log_name
 
 
@@ -153,7 +153,7 @@ def conform_to(t: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=schema)
 
 
-def write_split_log(t: CompactTask, blocks: list[tuple[str, Any]], et: str, base_name: str) -> dict:
+def write_split_log(t: CompactTask, blocks: list[tuple[str, Any]], et: str, base_name: str) -> WriteStat:
     op = t.op
     name = split_log_name(op, t.instant)
     rel = op.path(name)
@@ -184,10 +184,10 @@ def write_split_log(t: CompactTask, blocks: list[tuple[str, Any]], et: str, base
     all_et = pa.chunked_array(ets, pa.int64()) if ets else pa.chunked_array([], pa.int64())
     after = all_et.filter(pc.fill_null(pc.greater(all_et, pa.scalar(t.split_threshold_ms, pa.int64())), False))
     mm = pc.min_max(after if len(after) else all_et)
-    return write_stat(file_id=op.file_id, path=rel, partition_path=op.partition, prev_commit=t.instant,
-                      num_writes=rows, file_size=len(data), base_file=base_name, log_files=[name],
-                      log_version=SPLIT_LOG_VERSION, min_event_time=mm["min"].as_py(), max_event_time=mm["max"].as_py(),
-                      extra={"hoodieEtcSplitLog": True})
+    return WriteStat.for_log(fileId=op.file_id, path=rel, partitionPath=op.partition, prevCommit=t.instant,
+                             numWrites=rows, file_size=len(data), baseFile=base_name, logFiles=[name],
+                             logVersion=SPLIT_LOG_VERSION, minEventTime=mm["min"].as_py(),
+                             maxEventTime=mm["max"].as_py(), extra={"hoodieEtcSplitLog": True})
 
 
 def _create_once(storage: Storage, rel: str, data: bytes) -> None:

@@ -28,6 +28,7 @@ instant, rollback by deletion); :func:`enable_metadata_table` likewise.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import uuid
@@ -46,16 +47,15 @@ from airflow_hudi_etc.hudi.services.rollback import rollback_with_instant
 from airflow_hudi_etc.hudi.config.schema import FILE_NAME, with_meta_fields
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table.hudi_table import HudiTable, SliceReadSpec
-from airflow_hudi_etc.hudi.timeline.active import (
-    Action,
-    Instant,
-    State,
-    commit_metadata,
-    dump_commit_metadata,
-    next_instant_time,
-    write_stat,
-)
+from airflow_hudi_etc.hudi.timeline.active import Action, Instant, State, next_instant_time
+from airflow_hudi_etc.hudi.timeline.commits import CommitMetadata, WriteStat, commit_bytes
 from airflow_hudi_etc.hudi.write.writer import WriteUnit, _ensure_partition_metadata, _ipc, prepare_batch, write_unit
+
+
+def _commit(p2s, operation: str, schema: str | None = None, *, compacted: bool = False) -> CommitMetadata:
+    """Commit metadata as Java 0.14 writes it: the schema (if any) in extra metadata."""
+    return CommitMetadata(partitionToWriteStats={p: tuple(s) for p, s in p2s.items()}, compacted=compacted,
+                          extraMetadata={} if schema is None else {"schema": schema}, operationType=operation)
 
 
 def _table_version(storage: Storage) -> int:
@@ -146,7 +146,7 @@ class JavaHudi:
         req = Instant(t, Action.DELTA_COMMIT, State.REQUESTED)
         self.storage.create_if_absent(req.path(), b"")
         self.storage.create_if_absent(req.path(State.INFLIGHT),
-                                      dump_commit_metadata(commit_metadata({}, operation=operation.upper(), schema=None)))
+                                      commit_bytes(_commit({}, operation.upper()), layout=1))
         located = self._live_keys(table)
         units = []
         groups = defaultdict(list)
@@ -168,21 +168,21 @@ class JavaHudi:
                                    name, _ipc(sub), schema_json, cfg.precombine_field, cfg.event_time_field, inst,
                                    base, v))
             self._own_logs[(part, fid, inst)].append(units[-1].path)
-        stats = [self._write_unit(u) for u in units]
-        for st in stats:  # our writer's ordering facts: no Java writer records them
-            st.pop(STAT_KEY, None)
+        # our writer's ordering facts: no Java writer records them
+        stats = [dataclasses.replace(st, extra={k: v for k, v in st.extra.items() if k != STAT_KEY})
+                 for st in map(self._write_unit, units)]
         for part in sorted({u.partition for u in units}):
             if part:
                 _ensure_partition_metadata(self.storage, part, t)
         if commit:
             p2s = defaultdict(list)
             for st in stats:
-                p2s[st["partitionPath"]].append(st)
-            meta = commit_metadata(p2s, operation=operation.upper(), schema=json.dumps(schema, separators=(",", ":")))
-            self.storage.create_if_absent(req.path(State.COMPLETED), dump_commit_metadata(meta))
+                p2s[st.partitionPath].append(st)
+            meta = _commit(p2s, operation.upper(), json.dumps(schema, separators=(",", ":")))
+            self.storage.create_if_absent(req.path(State.COMPLETED), commit_bytes(meta, layout=1))
         return t, [u.path for u in units]
 
-    def _write_unit(self, u: WriteUnit) -> dict:
+    def _write_unit(self, u: WriteUnit) -> WriteStat:
         if u.kind == "insert" or not self.storage.exists(u.path):
             return write_unit(u)
         # fs.append: the blocks go at the end of the existing log (the same name, the same token)
@@ -190,10 +190,10 @@ class JavaHudi:
 
         data = encode_log_file(u, _from_ipc(u.rows))
         append_bytes(self.storage, u.path, data)
-        return write_stat(file_id=u.file_id, path=u.path, partition_path=u.partition, prev_commit=u.base_instant,
-                          num_writes=0 if u.kind == "delete" else _from_ipc(u.rows).num_rows,
-                          file_size=self.storage.size(u.path), base_file=u.base_file, log_files=[u.file_name],
-                          log_version=u.log_version)
+        return WriteStat.for_log(fileId=u.file_id, path=u.path, partitionPath=u.partition, prevCommit=u.base_instant,
+                                 numWrites=0 if u.kind == "delete" else _from_ipc(u.rows).num_rows,
+                                 file_size=self.storage.size(u.path), baseFile=u.base_file, logFiles=[u.file_name],
+                                 logVersion=u.log_version)
 
     def failed_write_then_rollback(self, batch: pa.Table, operation: str = "upsert") -> tuple[str, list[str]]:
         """A write that dies after its files, then the next Java writer's eager rollback of it
@@ -278,16 +278,14 @@ class JavaHudi:
             name = base_file_name(op.file_id, self._token(idx), c)
             mark(self.storage, c, op.path(name), "CREATE")
             out = write_base_table(table, op.path(name), merged, name, schema_json, table.config.event_time_field)
-            st = write_stat(file_id=op.file_id, path=op.path(name), partition_path=op.partition,
-                            prev_commit=op.base_instant, num_writes=out.rows, file_size=out.size)
-            st.update(totalLogFilesCompacted=len(op.compact_logs))
-            p2s[op.partition].append(st)
+            p2s[op.partition].append(WriteStat.for_base(
+                fileId=op.file_id, path=op.path(name), partitionPath=op.partition, prevCommit=op.base_instant,
+                numWrites=out.rows, file_size=out.size, totalLogFilesCompacted=len(op.compact_logs)))
         if between is not None:
             between(c)
-        reconcile_against_markers(self.storage, c, {st["path"] for sts in p2s.values() for st in sts})
-        meta = commit_metadata(p2s, operation="COMPACT", schema=json.dumps(table.avro_schema, separators=(",", ":")),
-                               compacted=True)
-        self.storage.create_if_absent(infl.path(State.COMPLETED), dump_commit_metadata(meta))
+        reconcile_against_markers(self.storage, c, {st.path for sts in p2s.values() for st in sts})
+        meta = _commit(p2s, "COMPACT", json.dumps(table.avro_schema, separators=(",", ":")), compacted=True)
+        self.storage.create_if_absent(infl.path(State.COMPLETED), commit_bytes(meta, layout=1))
         delete_marker_dir(self.storage, c)
         return c
 

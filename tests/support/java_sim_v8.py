@@ -198,7 +198,7 @@ class JavaHudi1x:
         stats: dict[str, list] = defaultdict(list)
         for u in units:
             t0 = time.monotonic()
-            size = write_unit(u)["fileSizeInBytes"]
+            size = write_unit(u).fileSizeInBytes
             ms = int((time.monotonic() - t0) * 1000)
             n = _ipc_rows(u.rows)
             if u.kind == "insert":

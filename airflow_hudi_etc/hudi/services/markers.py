@@ -32,6 +32,7 @@ from ..errors import InstantExistsError, InvalidTimelineError, UnsafePathError
 from ..file_group.fsview import base_file_name, parse_base_file_name
 from ..storage import Storage, safe_relpath
 from ..timeline.active import META_DIR, TEMP_DIR
+from ..timeline.commits import WriteStat
 
 MARKER_INFIX = ".marker."
 TYPES = ("CREATE", "MERGE", "APPEND")
@@ -178,20 +179,20 @@ def check_markers(storage: Storage, instant: str) -> None:
             _checked(instant, m)
 
 
-def verify_written(storage: Storage, instant: str, stats: list[dict]) -> None:
+def verify_written(storage: Storage, instant: str, stats: "list[WriteStat]") -> None:
     """Before a commit: every file its write stats name is there (a symlink resolves) with the
     size the stat records (base files, copies, split logs). Otherwise a typed ``conflict``
     (another process removed it: e.g. it took this run for a crashed one), nothing committed."""
     for st in stats:
-        rel = st.get("path")
+        rel = st.path
         if not rel:
             continue
         try:
             size = storage.size(rel)  # follows a symlink: a dangling one is missing
         except FileNotFoundError:
             size = None
-        want = st.get("fileSizeInBytes")
-        symlink = st.get("hoodieEtcLinkMode") == "symlink"
+        want = st.fileSizeInBytes
+        symlink = st.extra.get("hoodieEtcLinkMode") == "symlink"
         if size is None or (not symlink and want is not None and int(want) != size):
             got = "missing" if size is None else f"{size} bytes, not {want}"
             raise InstantExistsError(f"conflict: {instant} would commit {rel}, which is {got} (another process "

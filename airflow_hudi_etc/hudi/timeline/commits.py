@@ -1,8 +1,12 @@
 """Commit metadata, typed, and its two encodings (JSON in layout 1, Avro in layout 2).
 
 * :class:`WriteStat` / :class:`CommitMetadata`: frozen dataclasses of Hudi's ``HoodieWriteStat`` /
-  ``HoodieCommitMetadata``; ``to_dict`` gives the dict the JSON helpers in :mod:`.timeline`
-  (``write_stat``, ``commit_metadata``) make, ``from_dict`` reads one back.
+  ``HoodieCommitMetadata``, the one way the product builds commit metadata
+  (:meth:`WriteStat.for_base` / :meth:`WriteStat.for_log`, keyword construction of
+  :class:`CommitMetadata`); ``to_json`` gives layout 1's JSON object, ``to_avro`` layout 2's
+  record, ``from_dict`` reads either back.
+* :func:`commit_bytes`: the one function from a :class:`CommitMetadata` to the bytes of a
+  commit file, JSON (layout 1) or Avro (layout 2).
 * Layout 2 (table versions 8/9, shared/hudi-format-v8-v9.md §2.3): every instant file is an Avro
   object container with exactly one record, codec null; an empty file is an empty object.
   :data:`COMMIT_METADATA_SCHEMA` is written here from the spec's field table (namespace
@@ -14,7 +18,8 @@
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass, field, fields
+import json
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Mapping
 
 from ..errors import InvalidTimelineError
@@ -146,11 +151,69 @@ class WriteStat:
             out["cdcStats"] = dict(self.cdcStats)
         return out
 
-    def to_dict(self) -> dict:
-        return {**self.to_avro(), **self.extra}
+    @classmethod
+    def for_base(cls, *, file_size: int = 0, extra: Mapping[str, Any] | None = None, **fields_: Any) -> "WriteStat":
+        """A ``HoodieWriteStat`` as our writers fill it (Hudi's field names as keywords): the
+        counters 0 unless given, ``prevCommit`` Hudi's ``"null"`` when there is none,
+        ``totalWriteBytes`` = ``fileSizeInBytes`` = ``file_size``, runtime stats 0 unless given."""
+        kw: dict[str, Any] = {**dict.fromkeys(_ZERO_COUNTERS, 0), "totalWriteBytes": file_size,
+                              "fileSizeInBytes": file_size, "runtimeStats": RuntimeStats(0, 0, 0), **fields_}
+        kw["prevCommit"] = kw.get("prevCommit") or _NULL_COMMIT
+        return cls(**kw, extra=dict(extra or {}))
+
+    @classmethod
+    def for_log(cls, *, logFiles: tuple[str, ...] | list[str], extra: Mapping[str, Any] | None = None,
+                **fields_: Any) -> "WriteStat":
+        """A ``HoodieDeltaWriteStat`` (a log file's stat), as :meth:`for_base` fills it plus
+        ``logVersion`` (1 unless given), ``logOffset`` 0, ``baseFile`` ("" for none), ``logFiles``
+        and the JSON-only ``recordsStats`` Java 0.14 writes."""
+        kw = {"logVersion": fields_.pop("logVersion", None) or 1, "logOffset": 0,
+              "baseFile": fields_.pop("baseFile", None) or "", **fields_}
+        return cls.for_base(logFiles=tuple(logFiles), extra={"recordsStats": {"val": None}, **(extra or {})}, **kw)
+
+    def updated(self, **changes: Any) -> "WriteStat":
+        """A copy with ``changes``: Hudi's fields by name, any other key into :attr:`extra`."""
+        own = {k: v for k, v in changes.items() if k in _STAT_NAMES}
+        more = {k: v for k, v in changes.items() if k not in _STAT_NAMES}
+        return replace(self, **own, extra={**self.extra, **more}) if more else replace(self, **own)
+
+    @property
+    def is_delta(self) -> bool:
+        """A log file's stat (Java's ``HoodieDeltaWriteStat``): it names its log files."""
+        return self.logFiles is not None
+
+    def to_json(self) -> dict:
+        """The stat as layout 1's JSON has it: Hudi 0.14's ``HoodieWriteStat`` keys in the order
+        our writers have always written them (nulls included), a delta stat's keys when it names
+        log files, any other schema field that is set, then :attr:`extra`."""
+        out: dict[str, Any] = {k: getattr(self, k) for k in _JSON_KEYS}
+        if self.is_delta:
+            out.update((k, getattr(self, k)) for k in _JSON_DELTA_KEYS)
+            out["logFiles"] = list(self.logFiles)
+        out.update((k, v) for k in _STAT_NAMES if k not in out and (v := getattr(self, k)) is not None)
+        if self.runtimeStats is not None:  # JSON order of Java's HoodieRuntimeStats
+            rs = self.runtimeStats
+            out["runtimeStats"] = {"totalScanTime": rs.totalScanTime, "totalUpsertTime": rs.totalUpsertTime,
+                                   "totalCreateTime": rs.totalCreateTime}
+        if self.cdcStats is not None:
+            out["cdcStats"] = dict(self.cdcStats)
+        return {**out, **self.extra}
 
 
 _STAT_NAMES = tuple(n for n, _ in WRITE_STAT_FIELDS)
+_NULL_COMMIT = "null"  # Hudi's HoodieWriteStat.NULL_COMMIT
+#: the counters :meth:`WriteStat.for_base` starts at 0
+_ZERO_COUNTERS = ("numWrites", "numDeletes", "numUpdateWrites", "numInserts", "totalWriteErrors", "totalLogRecords",
+                  "totalLogFilesCompacted", "totalLogSizeCompacted", "totalUpdatedRecordsCompacted", "totalLogBlocks",
+                  "totalCorruptLogBlock", "totalRollbackBlocks")
+#: layout 1: the keys every stat has, in the order we write them
+_JSON_KEYS = ("fileId", "path", "cdcStats", "prevCommit", "numWrites", "numDeletes", "numUpdateWrites", "numInserts",
+              "totalWriteBytes", "totalWriteErrors", "tempPath", "partitionPath", "totalLogRecords",
+              "totalLogFilesCompacted", "totalLogSizeCompacted", "totalUpdatedRecordsCompacted", "totalLogBlocks",
+              "totalCorruptLogBlock", "totalRollbackBlocks", "fileSizeInBytes", "minEventTime", "maxEventTime",
+              "runtimeStats")
+#: layout 1: the keys a delta stat adds (then ``recordsStats``, from ``extra``)
+_JSON_DELTA_KEYS = ("logVersion", "logOffset", "baseFile", "logFiles")
 
 
 @dataclass(frozen=True)
@@ -185,8 +248,9 @@ class CommitMetadata:
             "operationType": self.operationType,
         }
 
-    def to_dict(self) -> dict:
-        d = {"partitionToWriteStats": {p: [s.to_dict() for s in st] for p, st in self.partitionToWriteStats.items()},
+    def to_json(self) -> dict:
+        """The commit as layout 1's JSON object (stats by :meth:`WriteStat.to_json`)."""
+        d = {"partitionToWriteStats": {p: [s.to_json() for s in st] for p, st in self.partitionToWriteStats.items()},
              "compacted": self.compacted, "extraMetadata": dict(self.extraMetadata),
              "operationType": self.operationType}
         if self.version is not None:
@@ -242,13 +306,15 @@ def load_commit(data: bytes, *, layout: int, what: str = "commit metadata") -> d
     return load_commit_metadata(data, what)
 
 
-def commit_bytes(meta: CommitMetadata | Mapping[str, Any], *, layout: int) -> bytes:
-    """The bytes of a completed commit file in ``layout`` (never JSON under layout 2)."""
+def commit_bytes(meta: CommitMetadata, *, layout: int) -> bytes:
+    """The bytes of a commit file (completed, or an inflight's workload profile) in ``layout``:
+    layout 1 the JSON Java's Jackson and hudi-rs read (indent 2, :meth:`CommitMetadata.to_json`),
+    layout 2 an Avro container (never JSON; keys the schema lacks, e.g. ``hoodieEtc*``, left out)."""
+    if not isinstance(meta, CommitMetadata):
+        raise TypeError(f"commit_bytes takes a CommitMetadata, not {type(meta).__name__}")
     if layout == 2:
         return encode_avro_commit(meta)
-    from .active import dump_commit_metadata
-
-    return dump_commit_metadata(meta.to_dict() if isinstance(meta, CommitMetadata) else meta)
+    return json.dumps(meta.to_json(), indent=2).encode("utf-8")
 
 
 def stat_field_names() -> tuple[str, ...]:

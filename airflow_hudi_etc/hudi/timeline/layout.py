@@ -6,7 +6,7 @@ time per instant. Layout 2 (versions 8/9, shared/hudi-format-v8-v9.md §2): ``.h
 from one monotonic clock (each greater than every time on the timeline, :func:`next_time_layout2`).
 
 The writers and table services call these instead of ``Instant(...).path()`` /
-``next_instant_time`` / ``dump_commit_metadata`` so the layout is decided in one place:
+``next_instant_time`` / ``commits.commit_bytes`` so the layout is decided in one place:
 
 * :func:`instant` — an :class:`Instant` whose paths are in the timeline's folder;
 * :func:`new_time` — a new requested time;
@@ -18,11 +18,10 @@ The writers and table services call these instead of ``Instant(...).path()`` /
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Mapping
 
 from ..errors import InstantExistsError
-from .active import _GROUP_V2, META_DIR, Action, Instant, State, Timeline, dump_commit_metadata, next_instant_time, \
-    next_time_layout2
+from .active import _GROUP_V2, META_DIR, Action, Instant, State, Timeline, next_instant_time, next_time_layout2
+from .commits import CommitMetadata, commit_bytes
 
 
 def layout_of(timeline: Timeline) -> int:
@@ -62,15 +61,11 @@ def completed_path(storage, timeline: Timeline, ts: str, action: Action) -> str 
     return None
 
 
-def commit_data(timeline: Timeline, meta: Mapping[str, Any]) -> bytes:
-    """Commit metadata (the dict :func:`~.timeline.commit_metadata` makes) as the layout stores it:
-    JSON (layout 1) or an Avro ``HoodieCommitMetadata`` container (layout 2; keys the schema does
-    not have, e.g. our ``hoodieEtc*`` write-stat keys, are left out)."""
-    if layout_of(timeline) == 2:
-        from .commits import commit_bytes
-
-        return commit_bytes(meta, layout=2)
-    return dump_commit_metadata(meta)
+def commit_data(timeline: Timeline, meta: CommitMetadata) -> bytes:
+    """Commit metadata as ``timeline``'s layout stores it (:func:`~.commits.commit_bytes`): JSON
+    (layout 1) or an Avro ``HoodieCommitMetadata`` container (layout 2; keys the schema does not
+    have, e.g. our ``hoodieEtc*`` write-stat keys, are left out)."""
+    return commit_bytes(meta, layout=layout_of(timeline))
 
 
 def complete(storage, timeline: Timeline, ts: str, action: Action, data: bytes, *,

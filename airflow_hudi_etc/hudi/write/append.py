@@ -10,6 +10,7 @@ import pyarrow as pa
 from .. import logformat as lf
 from ..index import ordering_facts
 from ..config.schema import META_FIELDS, RECORD_KEY, arrow_schema_from_avro, conform
+from ..timeline.commits import WriteStat
 from .units import WriteUnit, _meta_columns
 
 
@@ -29,16 +30,14 @@ def encode_log_file(unit: WriteUnit, rows: pa.Table) -> bytes:
 
 
 
-def complete_log_stat(unit: WriteUnit, rows: pa.Table, stat: dict) -> None:
+def complete_log_stat(unit: WriteUnit, rows: pa.Table, stat: WriteStat) -> WriteStat:
     """A log's write stat as its layout has it: on layout 2 (spec §2.3) prevCommit is the
     writing instant and there is no base file; on layout 1, our ordering facts, which schedule's
     prefix check reads so that it scans this log only if it can matter."""
     if unit.layout == 2:
-        stat.update(prevCommit=unit.instant, baseFile=None, logOffset=None)
-        return
+        return stat.updated(prevCommit=unit.instant, baseFile=None, logOffset=None)
     facts = _ordering_facts(unit, rows)
-    if facts is not None:
-        stat[ordering_facts.STAT_KEY] = facts.to_json()
+    return stat if facts is None else stat.updated(**{ordering_facts.STAT_KEY: facts.to_json()})
 
 
 def _ordering_facts(unit: WriteUnit, rows: pa.Table) -> "ordering_facts.OrderingFacts | None":

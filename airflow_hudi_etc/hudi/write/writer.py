@@ -57,7 +57,8 @@ from ..config.properties import (
 )
 from ..storage import Storage, temp_owner
 from ..table.hudi_table import HudiTable
-from ..timeline.active import META_DIR, Action, State, Timeline, commit_metadata, write_stat
+from ..timeline.active import META_DIR, Action, State, Timeline
+from ..timeline.commits import CommitMetadata, RuntimeStats, WriteStat
 # the stages (and what callers import from here: this module stays the writer's public face)
 from .append import complete_log_stat, encode_log_file
 from .insert import BaseFileWriter, base_file_bytes, encode_base_file
@@ -216,7 +217,7 @@ def _ensure_partition_metadata(storage: Storage, partition: str, instant: str) -
 
 
 # ---------------------------------------------------------------------------- tasks
-def write_unit(unit: WriteUnit) -> dict:
+def write_unit(unit: WriteUnit) -> WriteStat:
     """Task body: write one file and return its write stat (with ``partitionPath``)."""
     t0 = time.monotonic()
     rows = _from_ipc(unit.rows)
@@ -226,26 +227,26 @@ def write_unit(unit: WriteUnit) -> dict:
     with temp_owner(unit.instant):  # a crashed task's temp file is known by its instant
         _put_file(unit.storage, unit.path, data)
     n = rows.num_rows
-    stat = write_stat(
-        file_id=unit.file_id,
+    fields = dict(
+        fileId=unit.file_id,
         path=unit.path,
-        partition_path=unit.partition,
-        prev_commit=unit.base_instant if is_log else None,
-        num_writes=0 if unit.kind == "delete" else n,
-        num_deletes=n if unit.kind == "delete" else 0,
-        num_update_writes=n if unit.kind == "update" else 0,
-        num_inserts=n if unit.kind == "insert" else 0,
+        partitionPath=unit.partition,
+        numWrites=0 if unit.kind == "delete" else n,
+        numDeletes=n if unit.kind == "delete" else 0,
+        numUpdateWrites=n if unit.kind == "update" else 0,
+        numInserts=n if unit.kind == "insert" else 0,
         file_size=len(data),
-        min_event_time=lo,
-        max_event_time=hi,
-        base_file=unit.base_file if is_log else None,
-        log_files=[unit.file_name] if is_log else None,
-        log_version=unit.log_version,
+        minEventTime=lo,
+        maxEventTime=hi,
     )
-    stat["runtimeStats"]["totalUpsertTime" if is_log else "totalCreateTime"] = int((time.monotonic() - t0) * 1000)
-    if is_log:
-        complete_log_stat(unit, rows, stat)
-    return stat
+    ms = int((time.monotonic() - t0) * 1000)
+    if not is_log:
+        return WriteStat.for_base(prevCommit=None, runtimeStats=RuntimeStats(totalScanTime=0, totalCreateTime=ms, totalUpsertTime=0), **fields)
+    stat = WriteStat.for_log(prevCommit=unit.base_instant, baseFile=unit.base_file, logFiles=[unit.file_name],
+                             logVersion=unit.log_version,
+                             runtimeStats=RuntimeStats(totalScanTime=0, totalCreateTime=0, totalUpsertTime=ms),
+                             **fields)
+    return complete_log_stat(unit, rows, stat)
 
 
 # ---------------------------------------------------------------------------- driver
@@ -346,10 +347,11 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
         for part in sorted({u.partition for u in planned}):
             if part:
                 _ensure_partition_metadata(storage, part, instant)
-        p2s: dict[str, list[dict]] = defaultdict(list)
+        p2s: dict[str, list[WriteStat]] = defaultdict(list)
         for st in stats:
-            p2s[st["partitionPath"]].append(st)
-        meta = commit_metadata(p2s, operation=operation.upper(), schema=data_schema_json)
+            p2s[st.partitionPath].append(st)
+        meta = CommitMetadata(partitionToWriteStats={p: tuple(s) for p, s in p2s.items()}, compacted=False,
+                              extraMetadata={"schema": data_schema_json}, operationType=operation.upper())
         crashpoint("write.before-commit")
         if Timeline.load(storage).pending_compaction_times != table.timeline.pending_compaction_times:
             raise _PlansChanged()
@@ -363,27 +365,28 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
     return WriteResult(
         instant=instant,
         operation=operation,
-        inserts=sum(s["numInserts"] for s in stats),
-        updates=sum(s["numUpdateWrites"] for s in stats),
-        deletes=sum(s["numDeletes"] for s in stats),
+        inserts=sum(s.numInserts for s in stats),
+        updates=sum(s.numUpdateWrites for s in stats),
+        deletes=sum(s.numDeletes for s in stats),
         files_written=len(stats),
-        bytes_written=sum(s["fileSizeInBytes"] for s in stats),
+        bytes_written=sum(s.fileSizeInBytes for s in stats),
         rolled_back=tuple(rolled_back),
         seconds=round(time.monotonic() - t_start, 3),
     )
 
 
-def _workload_profile(planned: list[WriteUnit], operation: str) -> dict:
+def _workload_profile(planned: list[WriteUnit], operation: str) -> CommitMetadata:
     """The inflight file's commit metadata: one stat per planned file (no path yet)."""
-    return commit_metadata(
-        {
-            p: [write_stat(file_id=u.file_id if u.kind != "insert" else "", path=None, partition_path=None,
-                           prev_commit=u.base_instant)
-                for u in planned if u.partition == p]
+    return CommitMetadata(
+        partitionToWriteStats={
+            p: tuple(WriteStat.for_base(fileId=u.file_id if u.kind != "insert" else "", path=None, partitionPath=None,
+                                        prevCommit=u.base_instant)
+                     for u in planned if u.partition == p)
             for p in sorted({u.partition for u in planned})
         },
-        operation=operation.upper(),
-        schema=None,
+        compacted=False,
+        extraMetadata={},
+        operationType=operation.upper(),
     )
 
 
