@@ -898,8 +898,12 @@ class Storage:
                     _copy_fd(src, fd)
                 if durable:
                     os.fsync(fd)
-            finally:
+            except BaseException:  # (a source that cannot be read: no half-made staged file stays)
                 os.close(fd)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(p)
+                raise
+            os.close(fd)
         finally:
             if src is not None:
                 os.close(src)

@@ -142,3 +142,13 @@ def test_stage_copy_writes_every_byte_of_the_source_once(tmp_path, monkeypatch, 
     with pytest.raises(InstantExistsError):
         st.stage_copy("p/empty", "p/.staged-a")
     assert (tmp_path / "p" / ".staged-a").read_bytes() == data
+
+
+def test_stage_copy_of_an_unreadable_source_leaves_no_staged_file(tmp_path):
+    (tmp_path / "p" / "adir").mkdir(parents=True)
+    st = Storage(str(tmp_path))
+    with pytest.raises(IsADirectoryError):
+        st.stage_copy("p/adir", "p/.staged")
+    with pytest.raises(FileNotFoundError):
+        st.stage_copy("p/missing", "p/.staged")
+    assert sorted(os.listdir(tmp_path / "p")) == ["adir"]
