@@ -206,7 +206,7 @@ def intentless_orphans(storage: Storage, config, tl: Timeline, log_files, cutoff
             return False
         return c == only_instant if only_instant is not None else c < cutoff
 
-    cands = [lg for lg in log_files if candidate(lg)]
+    cands = [lg for lg in log_files if lg.write_token == LINK_TOKEN and candidate(lg)]  # (most are not ours)
     if not cands:
         return []
     archived = archived_times(storage, config)

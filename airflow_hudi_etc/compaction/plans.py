@@ -172,10 +172,13 @@ def plan_link_files(plan: CompactionPlan) -> list[tuple[str, str | None]]:
     """(link path, target path) of every file a plan creates in slice C before it is published;
     the exact-split placeholder has no target."""
     out: list[tuple[str, str | None]] = []
+    split = is_exact_split(plan)
     for op in plan.operations:
-        if is_exact_split(plan):
+        if split:
             out.append((op.path(split_log_name(op, plan.instant)), None))
-        out += [(op.path(lk.link), op.path(lk.target)) for lk in op.links]
+        if op.links:  # op.path's names, its folder joined once per operation
+            d = f"{op.partition}/" if op.partition else ""
+            out += [(d + lk.link, d + lk.target) for lk in op.links]
     return out
 
 

@@ -137,7 +137,8 @@ def schedule(
     }
     extra[K_PLANNING] = f"{time.monotonic() - t_start:.3f}"
     plan = CompactionPlan(instant, tuple(ops), extra)
-    conflict = _publish(rq.storage, table.timeline, plan, rq.mode)
+    with _gc_paused():  # publishing makes a few objects per re-exposed log too (names, staged names, pool chunks)
+        conflict = _publish(rq.storage, table.timeline, plan, rq.mode)
     if conflict is not None:
         return no(conflict)
     return ScheduleResult(instant, iso_ms(threshold_ms), threshold_ms, "scheduled", len(ops))
@@ -419,8 +420,9 @@ def _gc_paused():
     its file group and slice, its event range, its place in the plan) and no reference cycles;
     the cyclic collector would walk the growing heap over and over meanwhile (a third of the
     planning time over 10,000 file groups when it ran during the view's listing). It is paused
-    from the listing to the plan and resumed as it was; everything planning leaves behind is
-    freed by reference counting."""
+    from the listing to the plan, and again while the plan is published (its per-file names, a
+    second pass over the plan's objects), and resumed as it was; everything planning leaves
+    behind is freed by reference counting."""
     was = gc.isenabled()
     gc.disable()
     try:

@@ -55,6 +55,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import errno
+import functools
 import hashlib
 import os
 import posixpath
@@ -117,9 +118,14 @@ def staged_name(rel: str, owner: str) -> str:
     of Hudi's takes it for a data file: no ``_`` and no ``.log.`` in it (Java's
     ``LOG_FILE_PATTERN``, hudi-rs' log-name parser), and ``.tmp`` is no base-file extension."""
     d, _, name = rel.rpartition("/")
-    tmp = (f"{_TMP_PREFIX}i{''.join(c for c in str(owner) if c.isdigit())[:20]}-"
-           f"{hashlib.md5(name.encode(), usedforsecurity=False).hexdigest()}{_TMP_SUFFIX}")
+    tmp = f"{_staged_head(owner)}{hashlib.md5(name.encode(), usedforsecurity=False).hexdigest()}{_TMP_SUFFIX}"
     return f"{d}/{tmp}" if d else tmp
+
+
+@functools.lru_cache(maxsize=8)
+def _staged_head(owner) -> str:
+    """``.hudi-etc-tmp-i<owner's digits, at most 20>-``: the same for every file of a plan."""
+    return f"{_TMP_PREFIX}i{''.join(c for c in str(owner) if c.isdigit())[:20]}-"
 
 
 #: fsspec protocols whose conditional create is atomic (``If-None-Match: *`` on PutObject)
@@ -229,6 +235,40 @@ def _scan_local(p: str, rel_dir: str, *, include_temp: bool, sizes: bool) -> tup
             append(new(prefix + name, size, link))
     dirs.sort()
     return files, dirs
+
+
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+#: errors of ``copy_file_range`` that mean "not here" (kernel, file system, or file kind)
+_NO_COPY_RANGE = frozenset({errno.ENOSYS, errno.EXDEV, errno.EINVAL, errno.EOPNOTSUPP, errno.EPERM,
+                            getattr(errno, "ENOTSUP", errno.EOPNOTSUPP)})
+
+
+def _copy_fd(src: int, dst: int) -> None:
+    """Every byte of the open file ``src`` (from its start) written to the new, empty ``dst``:
+    ``copy_file_range`` for the size ``fstat`` gives and on to the end of the file, else (not
+    available, or refused before a byte was copied) ``read``/``write``."""
+    n = os.fstat(src).st_size
+    copied = 0
+    if _copy_file_range is not None:
+        try:
+            while True:  # a file that grew since the fstat is copied to its end, as a read would
+                k = _copy_file_range(src, dst, max(n - copied, 1 << 16))
+                if k == 0:
+                    return
+                copied += k
+        except OSError as e:
+            if copied or e.errno not in _NO_COPY_RANGE:
+                raise
+    while True:
+        data = os.read(src, max(n, 1 << 16))
+        if not data:
+            return
+        view = memoryview(data)
+        while view:
+            view = view[os.write(dst, view):]
+
+
+_copy_file_range = getattr(os, "copy_file_range", None)
 
 
 def _same_local_file(a: str, b: str, chunk: int = 1 << 20) -> bool:
@@ -836,26 +876,37 @@ class Storage:
         for :meth:`promote_staged` to give it its final name. One open, write (and fsync unless
         ``durable`` is off: then :meth:`sync_staged` before the renames), no temp file of its own:
         the staged name is already invisible to every reader. ``checked``: the caller made sure
-        (:meth:`check_no_links`) that no folder on the way is a link and that both paths are safe."""
+        (:meth:`check_no_links`) that no folder on the way is a link and that both paths are safe.
+
+        The bytes go from file to file in the kernel (``copy_file_range``, the source's size from
+        its open descriptor: six system calls a copy, against about ten through a Python file
+        object), else by ``read`` and ``write`` where the kernel or file system refuses it."""
         if not self.is_local:
             raise UnsupportedFeatureError(f"{self.protocol}:// has no rename: copies are made under their final names")
-        data = b"" if src_rel is None else self.read_bytes(src_rel)
-        p = f"{self.base_uri}/{staged_rel}" if checked else self.full(self.check_no_links(staged_rel))
+        src = None if src_rel is None else os.open(self.full(src_rel), os.O_RDONLY | _O_CLOEXEC)
         try:
-            fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
-        except FileExistsError:
-            raise InstantExistsError(f"{staged_rel} already exists") from None
-        except FileNotFoundError:
-            os.makedirs(os.path.dirname(p), exist_ok=True)
-            return self.stage_copy(src_rel, staged_rel, durable=durable, checked=checked)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            if durable:
-                os.fsync(fd)
-        finally:
+            p = f"{self.base_uri}/{staged_rel}" if checked else self.full(self.check_no_links(staged_rel))
+            try:
+                fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_CLOEXEC, 0o644)
+            except FileExistsError:
+                raise InstantExistsError(f"{staged_rel} already exists") from None
+            except FileNotFoundError:
+                os.makedirs(os.path.dirname(p), exist_ok=True)
+                return self.stage_copy(src_rel, staged_rel, durable=durable, checked=checked)
+            try:
+                if src is not None:
+                    _copy_fd(src, fd)
+                if durable:
+                    os.fsync(fd)
+            except BaseException:  # (a source that cannot be read: no half-made staged file stays)
+                os.close(fd)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(p)
+                raise
             os.close(fd)
+        finally:
+            if src is not None:
+                os.close(src)
 
     def sync_staged(self, staged_rels) -> None:
         """Make files written by ``stage_copy(..., durable=False)`` durable: one ``syncfs`` of the

@@ -111,3 +111,44 @@ def test_dictionary_encoding_only_where_values_repeat():
     assert "RLE_DICTIONARY" in enc["city"]
     assert "RLE_DICTIONARY" not in enc["_hoodie_record_key"] and "RLE_DICTIONARY" not in enc["n"]
     assert pq.read_table(io.BytesIO(sink.getvalue())).equals(t)
+
+
+@pytest.mark.parametrize("kernel", ["copy_file_range", "refused", "absent"])
+def test_stage_copy_writes_every_byte_of_the_source_once(tmp_path, monkeypatch, kernel):
+    """Staged copies (schedule's copy phase): the kernel's in-place copy, and the read/write path
+    taken where copy_file_range is refused (EXDEV, ENOSYS, ...) or missing, give the same bytes;
+    the staged name is never overwritten."""
+    import errno
+
+    from airflow_hudi_etc.hudi import storage as storage_mod
+
+    if kernel == "refused":
+        def refuse(*_a):
+            raise OSError(errno.EXDEV, "cross-device")
+        monkeypatch.setattr(storage_mod, "_copy_file_range", refuse)
+    elif kernel == "absent" or storage_mod._copy_file_range is None:
+        monkeypatch.setattr(storage_mod, "_copy_file_range", None)
+    data = bytes(range(256)) * 1025 + b"tail"  # more than one 64 KiB chunk, not a multiple of it
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "src").write_bytes(data)
+    (tmp_path / "p" / "empty").write_bytes(b"")
+    st = Storage(str(tmp_path))
+    st.stage_copy("p/src", "p/.staged-a", durable=False)
+    st.stage_copy("p/empty", "p/.staged-b")
+    st.stage_copy(None, "q/.staged-c")  # a placeholder, in a folder made for it
+    assert (tmp_path / "p" / ".staged-a").read_bytes() == data
+    assert (tmp_path / "p" / ".staged-b").read_bytes() == b""
+    assert (tmp_path / "q" / ".staged-c").read_bytes() == b""
+    with pytest.raises(InstantExistsError):
+        st.stage_copy("p/empty", "p/.staged-a")
+    assert (tmp_path / "p" / ".staged-a").read_bytes() == data
+
+
+def test_stage_copy_of_an_unreadable_source_leaves_no_staged_file(tmp_path):
+    (tmp_path / "p" / "adir").mkdir(parents=True)
+    st = Storage(str(tmp_path))
+    with pytest.raises(IsADirectoryError):
+        st.stage_copy("p/adir", "p/.staged")
+    with pytest.raises(FileNotFoundError):
+        st.stage_copy("p/missing", "p/.staged")
+    assert sorted(os.listdir(tmp_path / "p")) == ["adir"]
