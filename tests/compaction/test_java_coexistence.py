@@ -927,10 +927,10 @@ def test_execute_is_refused_on_a_java_created_table_before_java_ever_compacted(t
     _early_then_late(w, sorted(w.model)[:6])
     res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 2 * H))
     assert res.outcome is Outcome.SCHEDULED, res
-    assert validate(str(w.path))["java_compaction"] == "unknown"
     before = _files(w.path)
     with pytest.raises(JavaCompactionError, match="nobody recorded whether Java Hudi compacts") as e:
         execute(str(w.path))
+    assert validate(str(w.path))["java_compaction"] == "unknown"
     msg = str(e.value)
     assert e.value.code == "java_compaction" and "configure --java-compaction on" in msg
     for setting in ("hoodie.compact.inline", "hoodie.datasource.compaction.async.enable", "compaction.async.enabled"):
