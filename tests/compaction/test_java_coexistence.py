@@ -479,8 +479,8 @@ def _judge(w: World, m: Model1x, version: int, *, lww: bool = True) -> None:
     assert snapshot(w.path, ours=True) == want
 
 
-def _v1x_world(tmp_path, seed, version, payload="overwrite-latest") -> tuple[World, Model1x]:
-    w = World(tmp_path, seed, version=version, payload=payload)
+def _v1x_world(tmp_path, seed, version, payload="overwrite-latest", **kw) -> tuple[World, Model1x]:
+    w = World(tmp_path, seed, version=version, payload=payload, **kw)
     # overwrite-latest: COMMIT_TIME_ORDERING on v8/v9 (v6: OverwriteWithLatestAvroPayload); ordering
     # values only grow in these tests, so the v6 payloads agree with the 1.x model
     m = Model1x(commit_time_ordering=payload == "overwrite-latest")
@@ -701,7 +701,7 @@ def test_java_and_our_compaction_plans_never_share_a_file_group(tmp_path, versio
     """Both ways: Java's compactor plans only file groups not in our pending plan (and its plan
     executed before ours loses nothing); our schedule makes no plan while Java's is pending
     (``pending``, table untouched) and plans after Java executed it."""
-    w, m = _v1x_world(tmp_path, 25, version)
+    w, m = _v1x_world(tmp_path, 25, version, java_compaction=None)  # a table Java created
     live = sorted(w.model)
     region = {k: w.model[k]["region"] for k in live}
     in_a = [k for k in live if region[k] == "a"]
