@@ -94,6 +94,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         Arg("exclusive_cleaner", bool, False,
             "only hudi-etc cleans this table (no Java cleaner): link mode auto may then use symlinks"),
         Arg("table_version", int, 6, "6 (Hudi 0.14/0.15), 8 (Hudi 1.0) or 9 (Hudi 1.1)"),
+        Arg("java_compaction", default="off", choices=("on", "off"),
+            help="recorded for the new table: off (default): every Java writer runs with its compaction off, "
+                 "our execute may run; on: Java's inline/async compaction executes our plans"),
     ), result="Table"),
     Command("configure", "record a decision about the table once, in .hoodie/.aux/hudi-etc/settings.json (hoodie.etc.*)", (
         PATH,

@@ -24,6 +24,9 @@ NON_RETRYABLE_CODES = frozenset({
     "invalid_properties",
     "metadata_table_present",
     "executor_environment",
+    # our execute refused where Java compacts or may (a person records java-compaction or changes Java's
+    # settings first); Java's not having executed a plan yet is java_execution_pending: retryable
+    "java_compaction",
 })
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -112,6 +112,12 @@ def format_status(m: Mapping[str, Any]) -> str:
                              + f"; latest {tl.get('latest_completed') or '-'}"))
     if m.get("event_time_source"):
         rows.append(("event times from", str(m["event_time_source"])))
+    if m.get("java_compaction"):
+        jc = m["java_compaction"]
+        rows.append(("Java compaction", jc + {"unknown": "  (not recorded: execute is refused; hudi-etc configure "
+                                                          "--java-compaction on|off)",
+                                              "on": "  (Java executes the plans)",
+                                              "off": "  (our execute runs)"}.get(jc, "")))
 
     title = (f"Hudi table {m.get('table') or '?'} ({m.get('table_type') or '?'}, version "
              f"{m.get('table_version') or '?'}) at {m.get('path') or '?'}")

@@ -9,9 +9,12 @@ for one file group. There is no safe protocol for our ``execute`` while Java com
 * :func:`java_compaction_evidence` reads from the active timeline what shows that Java compacts
   this table: a completed compaction whose commit carries none of our metadata (Java executed it,
   our plan or its own), a compaction plan without our metadata (Java scheduled it);
-* :func:`check_execute` (called by ``execute``) refuses with :class:`JavaCompactionError` when
-  there is such evidence, unless the table records that Java's compaction is off
-  (``hoodie.etc.java.compaction=off`` in ``hoodie.properties``);
+* :func:`check_execute` (called by ``execute``) refuses with :class:`JavaCompactionError` unless
+  the table records that Java's compaction is off (``hoodie.etc.java.compaction=off``, recorded by
+  ``hudi-etc init`` for the tables it creates, or by ``hudi-etc configure --java-compaction off``):
+  where it records ``on``, where the timeline shows Java compacting, and where nobody recorded
+  either — a table Java created, on which Java may not have compacted *yet* while its writers run
+  with Spark's default inline compaction (the only thing that can be detected is that nobody said);
 * :func:`java_execution` is the safe mode "Java executes our plans": our schedule publishes the
   plan (its copies exist before it is visible, so Java's execution leaves a correct slice C), Java's
   compaction executes it, and we verify C's commit; the threshold then counts (it is read from the
@@ -74,19 +77,26 @@ def java_compacts(table: HudiTable) -> bool:
 
 
 def check_execute(table: HudiTable) -> None:
-    """Refuse our ``execute`` where Java compacts (see the module docstring)."""
+    """Refuse our ``execute`` where Java compacts, or may (see the module docstring)."""
     r = recorded(table)
     if r == "off":
         return
-    why = [f"the table records {JAVA_COMPACTION}=on"] if r == "on" else java_compaction_evidence(table)
-    if why:
-        raise JavaCompactionError(
-            f"execute refused: {why[-1]}. Java's inline or async compaction executes every pending compaction and "
-            f"first rolls back an inflight one, ours included (no heartbeat check), so our execution could lose its "
-            f"files or leave two base files for a file group. Either let Java execute our plans (schedule only; the "
-            f"Airflow execute task then waits for Java's commit of the plan and verifies it: java_executes=True, "
-            f"the default where the timeline shows Java compacting), or turn Java's compaction off on every writer "
-            f"({SETTINGS}) and record it in the table ({JAVA_COMPACTION}=off); nothing was written")
+    if r is None:
+        evidence = java_compaction_evidence(table)
+        why = evidence[-1] if evidence else (
+            f"nobody recorded whether Java Hudi compacts this table ({JAVA_COMPACTION} is not set: the table was "
+            f"not created by hudi-etc init, or by an earlier release of it that did not record it)")
+    else:
+        why = f"the table records {JAVA_COMPACTION}=on"
+    raise JavaCompactionError(
+        f"execute refused: {why}. Java's inline compaction (hoodie.compact.inline, on by default for Spark batch "
+        f"MOR writers) or async compaction (hoodie.datasource.compaction.async.enable, Flink "
+        f"compaction.async.enabled) executes every pending compaction and first rolls back an inflight one, ours "
+        f"included (no heartbeat check), so our execution could lose its files or leave two base files for a "
+        f"file group. Either let Java execute our plans (schedule only; record it with hudi-etc configure "
+        f"--java-compaction on: the Airflow execute task then waits for Java's commit of the plan and verifies it), "
+        f"or turn Java's compaction off on every writer ({SETTINGS}) and record it with hudi-etc configure "
+        f"--java-compaction off; nothing was written")
 
 
 def java_execution(path: str | Storage, *, instant: str, storage_options: Mapping[str, Any] | None = None) -> dict:

@@ -29,6 +29,7 @@ from ..hudi.index.stats import iso_ms, table_status
 from ..hudi.storage import Storage
 from ..hudi.table.hudi_table import HudiTable
 from ..hudi.timeline.active import instant_to_epoch_ms
+from .java_compaction import recorded
 from .trigger import last_threshold
 
 def _now_ms(now: _dt.datetime | None) -> int:
@@ -128,6 +129,8 @@ def table_metrics(
         "last_execution_seconds": last.figures.execution_seconds,
         "metadata_table": metadata_table_state(table.storage, table.config).as_dict(),
         "timeline_zone": None if zone is None else str(zone),
+        # recorded "on"/"off", or "unknown": our execute is refused (compaction/java_compaction.py)
+        "java_compaction": recorded(table) or "unknown",
     }
     m.pop("min_event_time_iso", None)
     if include_slices:

@@ -47,6 +47,7 @@ from ..hudi.services.coexistence import metadata_table_state
 from ..hudi.timeline.active import TEMP_DIR, Action, State, iter_write_stats
 from .execution import verify_links
 from .intents import archived_times, intent_path, is_our_copy, read_intents
+from .java_compaction import recorded
 from .plans import K_LINKS, LINK_TOKEN, links_precreated, read_plan
 
 _TMP_PREFIX = ".hudi-etc-tmp-"
@@ -99,6 +100,8 @@ def validate(path: str | Storage, *, storage_options: Mapping[str, Any] | None =
         "path": storage.base_uri,
         "ok": not found.problems,
         "metadata_table": mdt.as_dict(),
+        # recorded "on"/"off", or "unknown" (our execute is refused until configure records it)
+        "java_compaction": recorded(table) or "unknown",
         "problems": found.problems,
         "pending_files": found.pending_files,
         "rolled_back_files": rolled_back,

@@ -127,6 +127,13 @@ class JavaCompactionError(HudiEtcError):
     code = "java_compaction"
 
 
+class JavaExecutionPendingError(JavaCompactionError):
+    """Java has not executed our plan within the time the Airflow task waits for it (a retry may
+    see Java's commit: unlike the refusal, retryable)."""
+
+    code = "java_execution_pending"
+
+
 class ArgumentError(HudiEtcError):
     """The command line is wrong (unknown command or option, missing or malformed value)."""
 

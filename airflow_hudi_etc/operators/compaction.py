@@ -533,8 +533,10 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
     :param java_executes: (javasim, finding 3) ``True``: Java's inline/async compaction executes
         the plan; the task waits for C's commit (poking every ``java_poke_seconds``, at most
         ``java_wait_seconds``) and verifies it, no Spark job. ``None`` (default): so where the table
-        records ``hoodie.etc.java.compaction=on`` or its timeline shows Java compacting. ``False``: our
-        execute (refused where Java compacts).
+        records ``hoodie.etc.java.compaction=on`` or its timeline shows Java compacting; where
+        nobody recorded whether Java compacts (a table Java created), the task fails at once with
+        the typed ``java_compaction`` error naming ``hudi-etc configure --java-compaction on|off``
+        (no job submitted, no waiting). ``False``: our execute (refused where Java compacts or may).
     :param adopt_pending_plan: with no instant from the argument or a schedule task, execute the
         oldest pending compaction if it is a requested event-time plan (the task group sets it).
     """
@@ -609,6 +611,7 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
     @fail_fast
     def execute(self, context: Context) -> dict:
         from ..compaction.execution import execute as execute_locally
+        from ..compaction.java_compaction import check_execute
         from ..hooks.hudi import compaction_state
         from ..hudi.errors import InvalidTimelineError
 
@@ -629,7 +632,8 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
             elif wait_for_java(self, table):  # javasim (finding 3): Java's compaction executes it
                 result = {**await_java_execution(table.storage, instant, self.java_wait_seconds,
                                                  self.java_poke_seconds, log=self.log), "spark_submitted": False}
-            else:
+            else:  # refused here, typed, before a job is submitted: Java compacts, or nobody recorded whether
+                check_execute(table)
                 result = self.run_job(self.job_argv(instant=instant), context)
         result["instant_source"] = source
         fresh = hook.metrics(self.table_path)
@@ -672,7 +676,7 @@ def await_java_execution(storage, instant: str, wait_seconds: float, poke_second
     (:func:`~airflow_hudi_etc.compaction.java_compaction.java_execution`); a typed error after
     ``wait_seconds``."""
     from ..compaction.java_compaction import java_execution
-    from ..hudi.errors import JavaCompactionError
+    from ..hudi.errors import JavaExecutionPendingError
 
     deadline = clock() + wait_seconds
     while True:
@@ -680,7 +684,7 @@ def await_java_execution(storage, instant: str, wait_seconds: float, poke_second
         if r["status"] == "completed":
             return r
         if clock() >= deadline:
-            raise JavaCompactionError(
+            raise JavaExecutionPendingError(
                 f"compaction {instant} is still {r['state']} after {wait_seconds:.0f} s of waiting for Java to execute "
                 f"it: is a Java writer with inline/async compaction running on the table?")
         if log is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+import airflow_env  # noqa: F401  (configures Airflow before it is imported)
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.hudi.errors import JavaCompactionError
 from airflow_hudi_etc.hudi.storage import Storage
@@ -18,10 +19,11 @@ T0 = 1_767_225_600_000
 H = 3_600_000
 
 
-def _planned(tmp_path):
+def _planned(tmp_path, java_compaction=None):
+    """A plan on a table modelled as Java created it (``java_compaction=None``: nothing recorded)."""
     path = tmp_path / "t"
     init_table(str(path), table_name="t", record_key="key", precombine_field="ts", event_time_field="event_time",
-               partition_field="region")
+               partition_field="region", java_compaction=java_compaction)
     rows = [{"key": f"k{i}", "ts": i, "event_time": T0 - 3 * H, "value": 1.0, "note": "x", "region": "a"} for i in range(4)]
     write_batch(str(path), batch(rows))
     write_batch(str(path), batch([{**r, "ts": 10 + r["ts"], "event_time": T0 - 2 * H} for r in rows[:2]]))
@@ -48,8 +50,11 @@ def test_execute_task_waits_for_javas_verified_commit(tmp_path):
 def test_execute_task_gives_up_typed(tmp_path):
     path, c = _planned(tmp_path)
     t = iter(range(0, 1000, 10))
-    with pytest.raises(JavaCompactionError, match="still requested"):
+    with pytest.raises(JavaCompactionError, match="still requested") as e:
         await_java_execution(Storage(str(path)), c, 25, 10, clock=lambda: next(t), sleep=lambda _s: None)
+    from airflow_hudi_etc.failfast import is_retryable
+
+    assert e.value.code == "java_execution_pending" and is_retryable(e.value)  # Java may commit it later
 
 
 def test_java_executes_is_the_default_where_java_compacts(tmp_path):
@@ -60,3 +65,30 @@ def test_java_executes_is_the_default_where_java_compacts(tmp_path):
     assert wait_for_java(op, HudiTable.load(str(path)))
     assert not wait_for_java(ExecuteCompactionOperator(task_id="x", table_path=str(path), java_executes=False),
                              HudiTable.load(str(path)))
+
+
+@pytest.mark.parametrize("java_executes", [None, False])
+def test_execute_task_fails_fast_where_nobody_recorded_whether_java_compacts(tmp_path, monkeypatch, java_executes):
+    """On a table Java created, Java may run Spark's default inline compaction without the
+    timeline showing it yet: the execute task (default, or java_executes=False) fails at once,
+    without retry, with the typed error naming the configure command; no job is submitted and
+    nothing is written. Recorded on: the task waits for Java; recorded off: the job is submitted."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from airflow_hudi_etc.api import Table
+
+    path, c = _planned(tmp_path)
+    submitted = []
+    monkeypatch.setattr(ExecuteCompactionOperator, "run_job", lambda self, argv, ctx: submitted.append(argv) or {})
+    before = sorted(str(p.relative_to(path)) for p in path.rglob("*"))
+    op = ExecuteCompactionOperator(task_id="execute", table_path=str(path), instant=c, java_executes=java_executes)
+    with pytest.raises(AirflowFailException, match="configure --java-compaction on") as e:
+        op.execute({})
+    assert isinstance(e.value.__cause__, JavaCompactionError), repr(e.value.__cause__)
+    assert not submitted and sorted(str(p.relative_to(path)) for p in path.rglob("*")) == before
+    Table(str(path)).configure(java_compaction="on")
+    assert wait_for_java(op, HudiTable.load(str(path))) is (java_executes is None)
+    Table(str(path)).configure(java_compaction="off")
+    assert not wait_for_java(op, HudiTable.load(str(path)))
+    op.execute({})
+    assert len(submitted) == 1

@@ -19,7 +19,8 @@ from airflow_hudi_etc.hudi.write.writer import init_table
 
 def test_java_compaction_is_recorded_and_read_by_execute_check(tmp_path, capsys):
     p = tmp_path / "t"
-    init_table(str(p), table_name="t", record_key="id", precombine_field="ts", event_time_field="et")
+    init_table(str(p), table_name="t", record_key="id", precombine_field="ts", event_time_field="et",
+               java_compaction=None)  # as a table Java created: nothing recorded
     assert recorded(HudiTable.load(str(p))) is None
     before = (p / PROPERTIES_FILE).read_bytes()
     rc = cli_main(["configure", "--path", str(p), "--java-compaction", "maybe"])
@@ -38,6 +39,35 @@ def test_java_compaction_is_recorded_and_read_by_execute_check(tmp_path, capsys)
     assert recorded(HudiTable.load(str(p))) == "off"
     assert Table(str(p)).configure(java_compaction="ON")["before"]["java_compaction"] == "off"
     assert recorded(HudiTable.load(str(p))) == "on"
+
+
+def test_init_records_java_compaction_for_the_tables_it_creates(tmp_path, capsys):
+    """``hudi-etc init`` records ``off`` (default) or ``on`` for a new table; the API's ``None``
+    records nothing; an existing table keeps its setting (``configure`` changes it); a bad value
+    is refused before anything is written."""
+    from airflow_hudi_etc.hudi.config.etc_settings import SETTINGS_PATH
+
+    args = ["--table-name", "t", "--record-key", "id", "--precombine-field", "ts", "--event-time-field", "et"]
+    assert cli_main(["init", "--path", str(tmp_path / "a"), *args]) == 0
+    assert cli_main(["init", "--path", str(tmp_path / "b"), *args, "--java-compaction", "on"]) == 0
+    capsys.readouterr()
+    settings = json.loads((tmp_path / "a" / SETTINGS_PATH).read_text())["settings"]
+    assert settings["hoodie.etc.java.compaction"] == "off"
+    assert json.loads((tmp_path / "b" / SETTINGS_PATH).read_text())["settings"]["hoodie.etc.java.compaction"] == "on"
+    Table.create(str(tmp_path / "c"), table_name="t", record_key="id", precombine_field="ts", event_time_field="et",
+                 java_compaction=None)
+    assert "hoodie.etc.java.compaction" not in json.loads((tmp_path / "c" / SETTINGS_PATH).read_text())["settings"]
+    assert Table(str(tmp_path / "c")).status().details["java_compaction"] == "unknown"
+    # init again over an existing table: nothing changes, whatever it says
+    assert cli_main(["init", "--path", str(tmp_path / "b"), *args, "--java-compaction", "off"]) == 0
+    assert json.loads(capsys.readouterr().out)["created"] is False
+    assert recorded(HudiTable.load(str(tmp_path / "b"))) == "on"
+    with pytest.raises(InvalidInputError, match="java compaction"):
+        Table.create(str(tmp_path / "d"), table_name="t", record_key="id", precombine_field="ts",
+                     event_time_field="et", java_compaction="maybe")
+    assert not (tmp_path / "d").exists()
+    assert cli_main(["init", "--path", str(tmp_path / "d"), *args, "--java-compaction", "maybe"]) == 2
+    assert not (tmp_path / "d").exists()
 
 
 #: what Java 0.14.0's ``CREATE TABLE ... USING hudi LOCATION`` removed from a v6 table's

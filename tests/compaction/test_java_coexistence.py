@@ -73,10 +73,12 @@ class World:
     """The table, the Java simulator, the model and the clock of one history."""
 
     def __init__(self, tmp_path, seed: int, *, link_mode: str = "auto", version: int = 6,
-                 payload: str = "overwrite-latest"):
+                 payload: str = "overwrite-latest", java_compaction: str | None = "off"):
+        """``java_compaction``: recorded by our init (``None``: nothing, as on a table Java created)."""
         self.path = tmp_path / f"t{seed}"
         init_table(str(self.path), table_name=f"t{seed}", record_key="key", precombine_field="ts",
-                   event_time_field="event_time", partition_field="region", table_version=version, payload=payload)
+                   event_time_field="event_time", partition_field="region", table_version=version, payload=payload,
+                   java_compaction=java_compaction)
         self.java = JavaHudi(self.path, seed)
         self.rng = random.Random(seed)
         self.model: dict[str, dict] = {}
@@ -477,8 +479,8 @@ def _judge(w: World, m: Model1x, version: int, *, lww: bool = True) -> None:
     assert snapshot(w.path, ours=True) == want
 
 
-def _v1x_world(tmp_path, seed, version, payload="overwrite-latest") -> tuple[World, Model1x]:
-    w = World(tmp_path, seed, version=version, payload=payload)
+def _v1x_world(tmp_path, seed, version, payload="overwrite-latest", **kw) -> tuple[World, Model1x]:
+    w = World(tmp_path, seed, version=version, payload=payload, **kw)
     # overwrite-latest: COMMIT_TIME_ORDERING on v8/v9 (v6: OverwriteWithLatestAvroPayload); ordering
     # values only grow in these tests, so the v6 payloads agree with the 1.x model
     m = Model1x(commit_time_ordering=payload == "overwrite-latest")
@@ -699,7 +701,7 @@ def test_java_and_our_compaction_plans_never_share_a_file_group(tmp_path, versio
     """Both ways: Java's compactor plans only file groups not in our pending plan (and its plan
     executed before ours loses nothing); our schedule makes no plan while Java's is pending
     (``pending``, table untouched) and plans after Java executed it."""
-    w, m = _v1x_world(tmp_path, 25, version)
+    w, m = _v1x_world(tmp_path, 25, version, java_compaction=None)  # a table Java created
     live = sorted(w.model)
     region = {k: w.model[k]["region"] for k in live}
     in_a = [k for k in live if region[k] == "a"]
@@ -878,13 +880,14 @@ def test_our_rollback_still_removes_the_unmarked_split_log(tmp_path):
 @pytest.mark.parametrize("version", [6, 8])
 def test_execute_is_refused_where_java_compacts(tmp_path, version):
     """Finding 3: Java's inline compaction rolls back an inflight compaction (ours included, no
-    heartbeat check) before executing it. Once the timeline shows Java compacting (its compaction
-    commit carries none of our metadata), our execute is refused, typed, naming Java's settings,
-    with nothing written; Java executes our plan instead and java_execution verifies its commit.
-    With hoodie.etc.java.compaction=off recorded in the table, execute runs."""
+    heartbeat check) before executing it. On a table Java created (nothing recorded) whose timeline
+    shows Java compacting (its compaction commit carries none of our metadata), our execute is
+    refused, typed, naming Java's settings, with nothing written; Java executes our plan instead and
+    java_execution verifies its commit. With hoodie.etc.java.compaction=off recorded (here the
+    legacy way, in hoodie.properties), execute runs."""
     from airflow_hudi_etc.hudi.config.properties import dumps, loads
 
-    w = World(tmp_path, 46, version=version)
+    w = World(tmp_path, 46, version=version, java_compaction=None)
     _base(w)
     _early_then_late(w, sorted(w.model)[:6])
     res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 2 * H))
@@ -900,6 +903,7 @@ def test_execute_is_refused_where_java_compacts(tmp_path, version):
     with pytest.raises(JavaCompactionError, match="hoodie.compact.inline=false") as e:
         execute(str(w.path))
     assert e.value.code == "java_compaction" and "compaction.async.enabled=false" in str(e.value)
+    assert f"compaction {res.instant} was executed by Java" in str(e.value)
     assert _files(w.path) == before
     props = w.path / ".hoodie/hoodie.properties"
     kv = loads(props.read_text())
@@ -907,6 +911,57 @@ def test_execute_is_refused_where_java_compacts(tmp_path, version):
     props.write_text(dumps(kv))
     assert execute(str(w.path))["status"] == "completed"
     w.check()
+
+
+@pytest.mark.parametrize("version", [6, 9])
+def test_execute_is_refused_on_a_java_created_table_before_java_ever_compacted(tmp_path, version):
+    """Finding 3 before any evidence: a table Java created (nothing recorded about Java's
+    compaction), on which Java has not compacted yet while its writers may run Spark's default
+    inline compaction. Our execute is refused, typed, naming Java's settings and the configure
+    command, and writes nothing; Java's compaction executes our plan instead and the table reads
+    the model. Recorded ``on``: still refused; recorded ``off``: our execute runs."""
+    from airflow_hudi_etc.api import Table
+
+    w = World(tmp_path, 47, version=version, java_compaction=None)
+    _base(w)
+    _early_then_late(w, sorted(w.model)[:6])
+    res = schedule(str(w.path), data_latency="1h", compaction_time=iso(T0 + 2 * H))
+    assert res.outcome is Outcome.SCHEDULED, res
+    before = _files(w.path)
+    with pytest.raises(JavaCompactionError, match="nobody recorded whether Java Hudi compacts") as e:
+        execute(str(w.path))
+    assert validate(str(w.path))["java_compaction"] == "unknown"
+    msg = str(e.value)
+    assert e.value.code == "java_compaction" and "configure --java-compaction on" in msg
+    for setting in ("hoodie.compact.inline", "hoodie.datasource.compaction.async.enable", "compaction.async.enabled"):
+        assert setting in msg, setting
+    assert _files(w.path) == before  # no inflight instant, no base file, no heartbeat
+    assert w.java.compact() == res.instant  # Java's inline compaction executes our plan
+    assert java_execution(str(w.path), instant=res.instant)["executed_by"] == "java"
+    w.check()
+
+    for setting, runs in (("on", False), ("off", True)):
+        Table(str(w.path)).configure(java_compaction=setting)
+        assert Table(str(w.path)).status().details["java_compaction"] == setting
+        w.tick()
+        rows = [{**w.model[k], "ts": 800 + w.clock // H + i, "value": 8.0, "event_time": w.clock - 3 * H}
+                for i, k in enumerate(sorted(w.model)[:3])]
+        write_batch(str(w.path), batch(rows))
+        w.applied(rows)
+        w.tick()
+        w.tick()
+        nxt = schedule(str(w.path), data_latency="1h", compaction_time=iso(w.clock))
+        assert nxt.outcome is Outcome.SCHEDULED, nxt
+        before = _files(w.path)
+        if runs:
+            assert execute(str(w.path))["status"] == "completed"
+        else:
+            with pytest.raises(JavaCompactionError, match="records hoodie.etc.java.compaction=on"):
+                execute(str(w.path))
+            assert _files(w.path) == before
+            assert w.java.compact() == nxt.instant
+        w.check()
+    assert validate(str(w.path))["ok"]
 
 
 def _planned_with_copies(tmp_path, seed: int, **kw) -> tuple[World, str]:

@@ -118,31 +118,37 @@ def test_f1_crashed_schedule_then_java_archival(java_hudi, tmp_path, point):
     assert_all(java, t.path, {"k0": 0.0, "k1": 11.0, "k2": 22.0, "k3": 3.0, "n1": 105.0})
 
 
-@pytest.mark.xfail(strict=True, reason="issue 22 finding 3: Java's inline compaction rolls back our running "
-                                       "execute (no heartbeat check) and reconciles against its markers")
 @pytest.mark.parametrize("line,version", [("0.14", 6), ("1.1", 9)])
 def test_f3_java_inline_compaction_during_our_execute(java_hudi, tmp_path, line, version):
+    """Finding 3: Java's inline compaction (Spark's default for MOR batch writers) rolls back an
+    inflight compaction, ours included, with no heartbeat check, and reconciles against its markers;
+    no protocol makes our execute safe next to it. On a table Java created (nothing recorded about
+    Java's compaction) on which Java has not compacted yet, our execute is refused, typed, naming
+    Java's settings and the configure command, and writes nothing (no inflight, no base file); Java's
+    inline compaction then executes our plan and every judge reads the model."""
+    from airflow_hudi_etc.compaction.java_compaction import java_execution
+    from airflow_hudi_etc.hudi.errors import JavaCompactionError
+
     java = java_hudi(line)
-    t = new_table(tmp_path, version)
+    t = new_table(tmp_path, version, java_compaction=None)  # what a table Java created looks like
     three_batches(t)
     s = t.compaction.schedule("2h", compaction_time=DAY2)
-    java_error = []
-
-    def java_writes(point):  # while our execute holds its base file, Java writes with inline compaction on
-        try:
-            java_inline_compacting_upsert(java, t, [row("k3", 3, 12, 33)])
-        except JavaHudiError as e:
-            java_error.append(e)
-
-    with crash.hooked("execute.after-base-file", java_writes):
-        try:
-            t.compaction.execute(s.instant)
-        except HudiEtcError:
-            pass  # a typed refusal of ours is acceptable; losing or doubling records is not
-    assert not java_error, java_error
+    before = tree(t.path)
+    with pytest.raises(JavaCompactionError, match="configure --java-compaction on") as e:
+        t.compaction.execute(s.instant)
+    assert e.value.code == "java_compaction" and "hoodie.compact.inline" in str(e.value), e.value
+    assert tree(t.path) == before
+    assert not [n for n in timeline_names(t.path) if n.startswith(s.instant) and ".inflight" in n]
+    java_inline_compacting_upsert(java, t, [row("k3", 3, 12, 33)])
+    assert java_execution(t.path, instant=s.instant)["executed_by"] == "java"
     bases = [f for f in os.listdir(f"{t.path}/city=sf") if f.endswith(f"_{s.instant}.parquet")]
-    assert len(bases) <= 1, bases
+    assert len(bases) == 1, bases
     assert_all(java, t.path, {"k0": 0.0, "k1": 11.0, "k2": 22.0, "k3": 33.0})
+
+
+def tree(path) -> dict:
+    return {os.path.relpath(os.path.join(d, f), path): os.path.getsize(os.path.join(d, f))
+            for d, _dirs, files in os.walk(path) for f in files}
 
 
 def test_f5_incrementally_synced_java_view(java_hudi, tmp_path):

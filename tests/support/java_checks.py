@@ -20,9 +20,11 @@ def row(k, ts, h, v, city="sf"):
     return {"k": k, "ts": ts, "event_time": at(h), "city": city, "v": float(v)}
 
 
-def new_table(tmp_path, version, name="t") -> Table:
+def new_table(tmp_path, version, name="t", java_compaction="off") -> Table:
+    """A new table of ours; ``java_compaction=None``: nothing recorded, as on a table Java created."""
     return Table.create(str(tmp_path / name), table_name=name, record_key="k", precombine_field="ts",
-                        event_time_field="event_time", partition_field="city", table_version=version)
+                        event_time_field="event_time", partition_field="city", table_version=version,
+                        java_compaction=java_compaction)
 
 
 def values(rows) -> dict:

@@ -99,6 +99,7 @@ def init_table(
     storage_options: Mapping[str, Any] | None = None,
     exclusive_cleaner: bool = False,
     table_version: int = 6,
+    java_compaction: str | None = "off",
 ) -> dict:
     """Create an empty MOR table of ``table_version`` 6 (Hudi 0.14/0.15, timeline layout 1), 8
     (Hudi 1.0) or 9 (Hudi 1.1; both layout 2: ``.hoodie/timeline/`` and its ``history/``, no
@@ -107,7 +108,12 @@ def init_table(
     COMMIT_TIME_ORDERING.
     ``exclusive_cleaner``: the table says only this product cleans it (no Java cleaner runs), so
     link mode ``auto`` may re-expose logs by symlink (java-coexistence §5.1; v6 only: v8/v9
-    re-expose logs by copy)."""
+    re-expose logs by copy).
+    ``java_compaction``: recorded for the new table (``hoodie.etc.java.compaction``): ``"off"``
+    (default: its Java writers, if any, run with their compaction off, so our execute may run) or
+    ``"on"`` (Java executes the compactions); ``None`` records nothing — what a table Java created
+    looks like (our execute refuses it until ``hudi-etc configure --java-compaction`` says). An
+    existing table is left as it is (its setting is changed with ``configure``)."""
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
     import re
 
@@ -130,6 +136,10 @@ def init_table(
         table_version = -1
     if table_version not in (6, 8, 9):
         raise InvalidInputError(f"table version {table_version!r}: use 6, 8 or 9")
+    if java_compaction is not None:
+        from ..services.etc_metadata import TABLE_SETTINGS
+
+        java_compaction = TABLE_SETTINGS["java_compaction"].normalize(java_compaction)
     if table_version == 6:
         props = new_table_properties(
             table_name=table_name,
@@ -186,20 +196,21 @@ def init_table(
         return init_table(storage, table_name=table_name, record_key=record_key,
                           precombine_field=precombine_field, event_time_field=event_time_field,
                           partition_field=partition_field, payload=payload, exclusive_cleaner=exclusive_cleaner,
-                          table_version=table_version)
-    _record_created_settings(storage, props)
+                          table_version=table_version, java_compaction=java_compaction)
+    _record_created_settings(storage, props, java_compaction)
     if not partition_field:
         _ensure_partition_metadata(storage, "", "00000000000000")
     return {"path": storage.base_uri, "table": table_name, "created": True}
 
 
-def _record_created_settings(storage: Storage, props: dict) -> None:
+def _record_created_settings(storage: Storage, props: dict, java_compaction: str | None) -> None:
     """Our ``hoodie.etc.*`` keys of a new table (event-time field, exclusive cleaner) recorded
     beside hoodie.properties too: a Java ``CREATE TABLE ... LOCATION`` drops them from it
-    (:mod:`.etc_settings`)."""
+    (:mod:`.etc_settings`); and, unless None, whether Java compacts it."""
     from ..config.etc_settings import record
+    from ..etc_keys import JAVA_COMPACTION
 
-    record(storage, props, {})
+    record(storage, props, {JAVA_COMPACTION: java_compaction} if java_compaction is not None else {})
 
 
 def _ensure_partition_metadata(storage: Storage, partition: str, instant: str) -> None:
