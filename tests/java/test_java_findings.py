@@ -94,28 +94,45 @@ def java_writes_elsewhere(java, t, n, start_ts=10):
 
 
 #: a schedule killed while its copies' bytes are written (every copy staged, none renamed); and
-#: among the renames, the residual window (README): one copy under its final name, then Java first
+#: among the renames, the residual window the guard savepoint closes (README): one copy under its
+#: final name, then Java first
 KILLED_IN_COPY_PHASE = pytest.mark.parametrize("point", [
-    "schedule.after-staged",
-    pytest.param("schedule.after-link@1", id="renaming", marks=pytest.mark.xfail(
-        strict=True, reason="issue 22 findings 1/6, the residual window: a schedule killed among the renames "
-                            "of its staged copies leaves one under its final name in a slice on no timeline")),
-])
+    "schedule.after-staged", pytest.param("schedule.after-link@1", id="renaming")])
+
+
+def savepoints(path) -> list[str]:
+    return sorted(n for n in timeline_names(path) if ".savepoint" in n)
 
 
 @KILLED_IN_COPY_PHASE
 def test_f1_crashed_schedule_then_java_archival(java_hudi, tmp_path, point):
-    """Finding 1, fixed for a kill while the copies' bytes are written: they are staged under names
-    no Java reader, cleaner or archiver takes for a log, so Java archiving past C (no command of
-    ours in between) leaves slice C empty and every reader reads the model. Among the renames
-    (strict xfail) slice C is committed without a base file once archived: keys vanish."""
+    """Finding 1. Killed while the copies' bytes are written: they are staged under names no Java
+    reader, cleaner or archiver takes for a log, no guard was made yet, so Java archives past C
+    (no command of ours in between) and every reader reads the model. Killed among the renames:
+    the guard savepoint on S (the newest write before C) stops Java's archiver at S, after
+    keep.max.commits Java commits and more, so slice C stays uncommitted; one command of ours then
+    removes the copy and the guard, and Java's archiver passes C with every judge reading the model."""
     java = java_hudi("0.14")
     t = new_table(tmp_path, 6)
     three_batches(t)
+    s = max(n.split(".")[0] for n in timeline_names(t.path) if n.endswith(".deltacommit"))
     c = crashed_schedule(t, point)
+    want = {"k0": 0.0, "k1": 11.0, "k2": 22.0, "k3": 3.0, "n1": 105.0}
     java_writes_elsewhere(java, t, 6)
+    if point == "schedule.after-staged":
+        assert not savepoints(t.path)
+        assert archived_past(t.path, c), timeline_names(t.path)
+        assert_all(java, t.path, want)
+        return
+    assert savepoints(t.path) == [f"{s}.savepoint", f"{s}.savepoint.inflight"]
+    assert not archived_past(t.path, s), timeline_names(t.path)  # the start is S at most (after 6 > 3 commits)
+    assert os.listdir(f"{t.path}/.hoodie/archived"), "Java archived nothing before S: the test shows nothing"
+    assert_all(java, t.path, want)
+    cli(t.path, "clean")  # a command of ours: the dead schedule's copy, then its guard, go
+    assert not savepoints(t.path)
+    java_writes_elsewhere(java, t, 6, start_ts=20)
     assert archived_past(t.path, c), timeline_names(t.path)
-    assert_all(java, t.path, {"k0": 0.0, "k1": 11.0, "k2": 22.0, "k3": 3.0, "n1": 105.0})
+    assert_all(java, t.path, want)
 
 
 @pytest.mark.xfail(strict=True, reason="issue 22 finding 3: Java's inline compaction rolls back our running "
@@ -164,9 +181,10 @@ def test_f5_incrementally_synced_java_view(java_hudi, tmp_path):
 
 @KILLED_IN_COPY_PHASE
 def test_f6_savepoint_restore_with_unpublished_slice(java_hudi, tmp_path, point):
-    """Finding 6, fixed for a kill while the copies' bytes are written: Java's savepoint sees no
-    slice C (staged names are no log files) and keeps slice B; restore reads the model. Among the
-    renames (strict xfail) the savepoint lists slice C instead of slice B; restore lacks slice B."""
+    """Finding 6. Killed while the copies' bytes are written: Java's savepoint sees no slice C
+    (staged names are no log files) and keeps slice B; restore reads the model. Killed among the
+    renames: the user's savepoint lists slice C's copy instead of slice B, but the guard savepoint
+    lists slice B, so Java's cleaner keeps it and the restore reads the model."""
     java = java_hudi("0.14")
     t = new_table(tmp_path, 6)
     three_batches(t)
