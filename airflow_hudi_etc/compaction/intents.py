@@ -167,6 +167,8 @@ def finish_stale_intents(storage: Storage, config=None, *, only_instant: str | N
     intents = [i for i in read_intents(storage)
                if (i.instant == only_instant if only_instant is not None
                    else not heartbeat.is_alive(storage, i.instant))]
+    if only_instant is not None and not intents:  # unschedule --instant C: a guard of C left without its intent
+        _drop_intentless_guards(storage, config, only_instant)
     if not intents:
         return []
     if config is None:
@@ -200,6 +202,16 @@ def finish_stale_intents(storage: Storage, config=None, *, only_instant: str | N
             _drop_guard(storage, it)  # only once slice C holds nothing of ours: it kept slice B till now
             drop(storage, it.instant)
     return removed
+
+
+def _drop_intentless_guards(storage: Storage, config, instant: str) -> None:
+    from .guard import guards_on, remove
+
+    if getattr(config, "layout_version", 1) != 1:
+        return
+    for s, c in guards_on(Timeline.load(storage, config), storage).items():
+        if c == instant:
+            remove(storage, s, c)
 
 
 def _drop_guard(storage: Storage, it: Intent) -> None:
