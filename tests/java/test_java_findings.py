@@ -326,3 +326,46 @@ def test_v8_java_rollback_of_our_killed_write_is_reported_as_rolled_back(java_hu
     assert report.ok, report.problems
     classified = {(os.path.basename(f["path"]), f["instant"], f["rollback"]) for f in report.details["rolled_back_files"]}
     assert classified == {(f, dead, r) for f in of_t}
+
+
+def test_guard_savepoint_reads_like_javas_own(java_hudi, tmp_path):
+    """The guard savepoint next to one real Java 0.14 writes (``CALL create_savepoint``): the same
+    writer schema (record and field names, types), file names without folders keyed by partition
+    path, ``savepointedAt`` in the same unit; Java lists both (``show_savepoints``), and its
+    cleaner and archiver run with ours on the timeline."""
+    import io
+
+    import fastavro
+
+    java = java_hudi("0.14")
+    t = new_table(tmp_path, 6)
+    three_batches(t)
+    s = max(n.split(".")[0] for n in timeline_names(t.path) if n.endswith(".deltacommit"))
+    cli(t.path, "schedule", "--data-latency", "2h", "--compaction-time", DAY2, crash_at="schedule.after-guard")
+    w = java.upsert(t.path, [row("n1", 1, 12, 100, "nyc")])
+    java.savepoint(t.path, w)
+
+    def read(ts):
+        rdr = fastavro.reader(io.BytesIO(open(f"{t.path}/.hoodie/{ts}.savepoint", "rb").read()))
+        return rdr.writer_schema, next(iter(rdr))
+
+    def shape(schema):  # names and types, docs and defaults aside
+        if isinstance(schema, dict):
+            return {k: shape(v) for k, v in schema.items() if k in ("type", "name", "fields", "items", "values")}
+        if isinstance(schema, list):
+            return [shape(x) for x in schema]
+        return schema
+
+    (ours_schema, ours), (java_schema, theirs) = read(s), read(w)
+    assert shape(ours_schema) == shape(java_schema), (ours_schema, java_schema)
+    assert abs(ours["savepointedAt"] - theirs["savepointedAt"]) < 3_600_000, (ours["savepointedAt"], theirs["savepointedAt"])
+    assert ours["version"] == theirs["version"]
+    assert set(ours["partitionMetadata"]) <= set(theirs["partitionMetadata"])
+    for part, pm in ours["partitionMetadata"].items():
+        assert pm["partitionPath"] == part == theirs["partitionMetadata"][part]["partitionPath"]
+        assert all("/" not in n for n in pm["savepointDataFile"] + theirs["partitionMetadata"][part]["savepointDataFile"])
+    listed = java.sql("CALL show_savepoints(table => '{table}')", path=t.path)
+    assert {s, w} <= {str(v) for r in listed for v in r.values()}, listed
+    java.run_clean(t.path, retain_commits=1)
+    java_writes_elsewhere(java, t, 6)
+    assert not archived_past(t.path, s), timeline_names(t.path)
