@@ -64,12 +64,10 @@ def guard_time(timeline: Timeline, c: str) -> str:
     return max(cands)
 
 
-def slice_b_files(plan) -> dict[str, list[str]]:
+def slice_b_files(plan, split: bool) -> dict[str, list[str]]:
     """Partition path → file names of slice B (base file, compacted and remaining logs) of every
-    operation that makes a file in slice C (re-exposed logs; the exact split's placeholder)."""
-    from .plans import is_exact_split
-
-    split = is_exact_split(plan)
+    operation that makes a file in slice C (re-exposed logs; with ``split``, an exact split, the
+    placeholder of every operation)."""
     out: dict[str, list[str]] = {}
     for op in plan.operations:
         if not (split or op.links):

@@ -58,6 +58,7 @@ from .plans import (
     base_records_filterable,
     create_links,
     delete_all,
+    is_exact_split,
     java_appends_on,
     plan_link_files,
     read_plan,
@@ -284,7 +285,7 @@ def _make_guard(storage: Storage, s: str, plan: CompactionPlan, made: list) -> N
         raise InstantExistsError(f"a savepoint on {s} appeared while compaction {plan.instant} was being scheduled") from None
     made.append(s)
     try:
-        guard.create_completed(storage, s, plan.instant, guard.slice_b_files(plan))
+        guard.create_completed(storage, s, plan.instant, guard.slice_b_files(plan, is_exact_split(plan)))
     except BaseException:
         storage.delete(guard.inflight_path(s))
         made.clear()
