@@ -131,7 +131,9 @@ def guarded_compaction(data: bytes) -> str | None:
 
 def remove(storage: Storage, s: str, c: str) -> bool:
     """Remove the guard of C on S: the completed file (only when it is ours for C), then the
-    inflight one. Returns False when a savepoint on S is not ours (left alone)."""
+    inflight one. Returns False when a savepoint on S is not ours (left alone). An inflight file
+    without a completed one is taken for ours (the intent named S: its schedule died between the
+    two files, or before making them and a user's savepoint on exactly S is being made now)."""
     try:
         data = storage.read_bytes(completed_path(s))
     except FileNotFoundError:

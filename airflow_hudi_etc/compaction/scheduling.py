@@ -290,6 +290,13 @@ def _make_guard(storage: Storage, s: str, plan: CompactionPlan, made: list) -> N
         storage.delete(guard.inflight_path(s))
         made.clear()
         raise
+    # Java's archiver may have moved the start past S since planning (many Java commits meanwhile):
+    # then the guard holds nothing back, and slice C would be committed the moment a file is in it
+    first = Timeline.load(storage).first_write_time
+    if first is None or first > s:
+        guard.remove(storage, s, plan.instant)
+        made.clear()
+        raise InstantExistsError(f"Java archived past {s} while compaction {plan.instant} was being scheduled")
     crashpoint("schedule.after-guard")
 
 

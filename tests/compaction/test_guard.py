@@ -197,3 +197,24 @@ def test_no_guard_on_v8_v9(tmp_path, version):
     _crashed_schedule(path, "schedule.after-link@1")
     tl_dir = path / ".hoodie" / "timeline"
     assert not [f for f in os.listdir(tl_dir) if "savepoint" in f]
+
+
+def test_java_archiving_past_s_while_scheduling_is_a_conflict_that_leaves_nothing(tmp_path):
+    """Java commits and archives past S while schedule stages its copies: the guard would hold
+    nothing back, so schedule withdraws before the first final name (its guard, staged copies and
+    intent go)."""
+    from archival import archive_v6
+
+    path, s = _table(tmp_path)
+
+    def java_meanwhile(point):
+        write_batch(str(path), batch(_rows(["k9"], 6, 9)))
+        last = Timeline.load(Storage(str(path))).completed_writes[-1].timestamp
+        assert s in archive_v6(path, before=last)
+
+    with crash.hooked("schedule.after-staged", java_meanwhile):
+        res = schedule(str(path), data_latency="2h", compaction_time=DAY2)
+    assert res.instant is None and "archived past" in res.reason, res
+    assert not _savepoint_files(path) and not _copies(path)
+    assert not os.listdir(path / INTENT_DIR)
+    assert not [f for d in path.iterdir() if d.is_dir() for f in os.listdir(d) if f.startswith(".hudi-etc-tmp-")]
