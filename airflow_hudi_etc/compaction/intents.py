@@ -48,6 +48,9 @@ class Intent:
     #: the names ``files`` are first written under (copy mode on local storage): temp-file names no
     #: reader sees, always ours, deleted whatever they hold
     staged: tuple[str, ...] = ()
+    #: S, the instant of the guard savepoint (:mod:`.guard`) the command completes before its first
+    #: file in slice C (table version 6) and removes after the plan is published or the files are gone
+    guard: str | None = None
 
     @property
     def path(self) -> str:
@@ -58,6 +61,8 @@ class Intent:
         d = {"instant": self.instant, "command": self.command, "files": self.files}
         if self.staged:
             d["staged"] = self.staged
+        if self.guard:
+            d["guard"] = self.guard
         return json.dumps(d, separators=(",", ":")).encode()
 
     @classmethod
@@ -66,7 +71,9 @@ class Intent:
             d = json.loads(data)
             files = tuple((str(a), None if b is None else str(b)) for a, b in d["files"])
             staged = tuple(str(a) for a in d.get("staged") or ())
-            return cls(str(d["instant"]), str(d.get("command") or "schedule"), files, staged)
+            guard = d.get("guard")
+            return cls(str(d["instant"]), str(d.get("command") or "schedule"), files, staged,
+                       None if guard is None else str(guard))
         except (ValueError, KeyError, TypeError) as e:
             raise InvalidTimelineError(f"intent file does not parse: {e}") from None
 
@@ -160,6 +167,8 @@ def finish_stale_intents(storage: Storage, config=None, *, only_instant: str | N
     intents = [i for i in read_intents(storage)
                if (i.instant == only_instant if only_instant is not None
                    else not heartbeat.is_alive(storage, i.instant))]
+    if only_instant is not None and not intents:  # unschedule --instant C: a guard of C left without its intent
+        _drop_intentless_guards(storage, config, only_instant)
     if not intents:
         return []
     if config is None:
@@ -172,11 +181,13 @@ def finish_stale_intents(storage: Storage, config=None, *, only_instant: str | N
     for it in intents:
         on_timeline = [i for i in tl.get(it.instant) if i.action is Action.COMPACTION]
         if on_timeline:  # published (and, for an unschedule, not withdrawn): the files are the plan's
+            _drop_guard(storage, it)
             drop(storage, it.instant)
             continue
         if archived is None:
             archived = archived_times(storage, config)
         if it.instant in archived:  # executed and archived: the files are a completed slice's
+            _drop_guard(storage, it)
             drop(storage, it.instant)
             continue
         with heartbeat.hold(storage, it.instant, what="orphan removal"):
@@ -188,8 +199,26 @@ def finish_stale_intents(storage: Storage, config=None, *, only_instant: str | N
                 continue  # not ours any more: validate reports the intent and these files
             if getattr(config, "layout_version", 1) == 1:
                 storage.delete(f"{AUX_DIR}/{Instant(it.instant, Action.COMPACTION, State.REQUESTED).file_name()}")
+            _drop_guard(storage, it)  # only once slice C holds nothing of ours: it kept slice B till now
             drop(storage, it.instant)
     return removed
+
+
+def _drop_intentless_guards(storage: Storage, config, instant: str) -> None:
+    from .guard import guards_on, remove
+
+    if getattr(config, "layout_version", 1) != 1:
+        return
+    for s, c in guards_on(Timeline.load(storage, config), storage).items():
+        if c == instant:
+            remove(storage, s, c)
+
+
+def _drop_guard(storage: Storage, it: Intent) -> None:
+    if it.guard:
+        from .guard import remove
+
+        remove(storage, it.guard, it.instant)
 
 
 def intentless_orphans(storage: Storage, config, tl: Timeline, log_files, cutoff: str,

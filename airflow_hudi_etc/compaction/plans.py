@@ -197,7 +197,7 @@ def staged_files(plan_instant: str, files) -> tuple[str, ...]:
 
 
 def create_links(storage: Storage, plan: CompactionPlan, mode: str, *, missing_only: bool = False,
-                 workers: int | None = None, files=None, staged=None) -> list[str]:
+                 workers: int | None = None, files=None, staged=None, before_visible=None) -> list[str]:
     """Create the plan's re-exposed logs in slice C (copies, or symlinks straight to the real
     file) and, for an exact split, an empty placeholder holding version 1 (the split log's, written
     at execution). Returns what was created; a name that exists is a conflict (unless
@@ -219,7 +219,10 @@ def create_links(storage: Storage, plan: CompactionPlan, mode: str, *, missing_o
 
     ``files``: :func:`plan_link_files` of the plan, when the caller has them (``staged``: their
     :func:`staged_files`). ``missing_only`` lists each folder once and makes only the names it
-    lacks (no request per file), never staged."""
+    lacks (no request per file), never staged. ``before_visible()`` is called once before the
+    first file gets its final name (after the staged copies are durable; before the first
+    symlink, hard link or object-store copy): schedule's guard savepoint (:mod:`.guard`); if it
+    raises, nothing of this call is left."""
     items = list(plan_link_files(plan) if files is None else files)
     if missing_only:
         items = _not_listed(storage, items)
@@ -227,7 +230,9 @@ def create_links(storage: Storage, plan: CompactionPlan, mode: str, *, missing_o
             return []
     n = link_workers(storage, len(items)) if workers is None else max(1, min(workers, len(items)))
     if not missing_only and stages_copies(storage, mode):
-        return _staged_then_renamed(storage, items, staged or staged_files(plan.instant, items), n)
+        return _staged_then_renamed(storage, items, staged or staged_files(plan.instant, items), n, before_visible)
+    if before_visible is not None:
+        before_visible()
 
     def make(link: str, target: str | None) -> str | None:
         if missing_only and storage.exists(link):
@@ -244,7 +249,7 @@ def create_links(storage: Storage, plan: CompactionPlan, mode: str, *, missing_o
         return _make_links(storage, items, make, n)
 
 
-def _staged_then_renamed(storage: Storage, items, staged_names, n: int) -> list[str]:
+def _staged_then_renamed(storage: Storage, items, staged_names, n: int, before_visible=None) -> list[str]:
     """Every file written under its staged name (no fsync each: one sync of the file system
     before the first rename), then each renamed to its final name."""
     staged = dict(zip((link for link, _t in items), staged_names))
@@ -266,6 +271,12 @@ def _staged_then_renamed(storage: Storage, items, staged_names, n: int) -> list[
         delete_all(storage, staged.values())
         raise
     crashpoint("schedule.after-staged")
+    if before_visible is not None:
+        try:
+            before_visible()
+        except BaseException:
+            delete_all(storage, staged.values())
+            raise
     made: list[str] = []
     try:
         for link, _t in items:

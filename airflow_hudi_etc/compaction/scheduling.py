@@ -41,7 +41,7 @@ from ..hudi.index.stats import LogScanner, iso_ms, log_event_ranges, stats_descr
 from ..hudi.storage import Storage
 from ..hudi.table.hudi_table import HudiTable
 from ..hudi.timeline.active import AUX_DIR, Action, Instant, State, Timeline, iter_write_stats, next_instant_time
-from . import intents
+from . import guard, intents
 from .flips import flip_safe_selection, may_flip
 from ..hudi.etc_keys import PLANNING_SECONDS as K_PLANNING
 from .plans import (
@@ -58,6 +58,7 @@ from .plans import (
     base_records_filterable,
     create_links,
     delete_all,
+    is_exact_split,
     java_appends_on,
     plan_link_files,
     read_plan,
@@ -241,6 +242,9 @@ def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode:
     instant = plan.instant
     files = tuple(plan_link_files(plan))
     staged = staged_files(instant, files) if stages_copies(storage, mode) else ()
+    # v6: a savepoint of ours on S < C keeps Java's archiver before C and its cleaner off slice B
+    # while files exist in slice C without a visible plan (:mod:`.guard`); chosen before anything is made
+    guard_s = guard.guard_time(planned_on, instant) if files and guard.needed(planned_on) else None
     hold = contextlib.ExitStack()
     try:  # a scheduler that took the same instant time holds it: this one withdraws
         hold.enter_context(heartbeat.hold(storage, instant, what="schedule"))
@@ -248,25 +252,56 @@ def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode:
         return str(e) if str(e).startswith("conflict") else f"conflict: {e}"
     with hold:
         try:
-            intents.record(storage, intents.Intent(instant, "schedule", files, staged))
+            intents.record(storage, intents.Intent(instant, "schedule", files, staged, guard_s))
         except InstantExistsError as e:
             return f"conflict: {e}"
+        made_guard: list[str] = []  # S once this process made the guard's inflight file (then it is ours)
+        make_guard = None if guard_s is None else functools.partial(_make_guard, storage, guard_s, plan, made_guard)
         try:
-            out = _publish_files(storage, planned_on, plan, mode, files, staged)
+            out = _publish_files(storage, planned_on, plan, mode, files, staged, make_guard)
         except BaseException:
             if not any(i.action is Action.COMPACTION for i in Timeline.load(storage).get(instant)):
                 intents.remove_staged(storage, staged)
                 _, kept = intents.remove_copies(storage, files)
                 if not kept:
                     storage.delete(f"{AUX_DIR}/{Instant(instant, Action.COMPACTION, State.REQUESTED).file_name()}")
+                    if made_guard:
+                        guard.remove(storage, guard_s, instant)
                     intents.drop(storage, instant)
             raise
+        if made_guard:  # the plan is visible (or withdrawn with its files): the guard goes
+            guard.remove(storage, guard_s, instant)
         intents.drop(storage, instant)
         return out
 
 
+def _make_guard(storage: Storage, s: str, plan: CompactionPlan, made: list) -> None:
+    """Complete the guard savepoint on S for ``plan`` (its intent names S), just before the first
+    file of slice C gets its final name. A savepoint on S that appeared since planning is a
+    conflict (:class:`InstantExistsError`): nothing of it is touched."""
+    try:
+        storage.create_if_absent(guard.inflight_path(s), b"")
+    except InstantExistsError:
+        raise InstantExistsError(f"a savepoint on {s} appeared while compaction {plan.instant} was being scheduled") from None
+    made.append(s)
+    try:
+        guard.create_completed(storage, s, plan.instant, guard.slice_b_files(plan, is_exact_split(plan)))
+    except BaseException:
+        storage.delete(guard.inflight_path(s))
+        made.clear()
+        raise
+    # Java's archiver may have moved the start past S since planning (many Java commits meanwhile):
+    # then the guard holds nothing back, and slice C would be committed the moment a file is in it
+    first = Timeline.load(storage).first_write_time
+    if first is None or first > s:
+        guard.remove(storage, s, plan.instant)
+        made.clear()
+        raise InstantExistsError(f"Java archived past {s} while compaction {plan.instant} was being scheduled")
+    crashpoint("schedule.after-guard")
+
+
 def _publish_files(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode: str,
-                   files=None, staged=None) -> str | None:
+                   files=None, staged=None, make_guard=None) -> str | None:
     """Make the plan's re-exposed logs, then publish the plan (``.aux`` copy, then the requested
     instant) unless another scheduler or a write raced this one: the conflict's reason (None:
     published). A conflict leaves nothing behind."""
@@ -282,7 +317,7 @@ def _publish_files(storage: Storage, planned_on: Timeline, plan: CompactionPlan,
     # bytes are written leaves nothing a reader sees, only one among the renames does.
     crashpoint("schedule.before-links")
     try:
-        made = create_links(storage, plan, mode, files=files, staged=staged)
+        made = create_links(storage, plan, mode, files=files, staged=staged, before_visible=make_guard)
     except InstantExistsError as e:
         return f"conflict: {e}"
     crashpoint("schedule.before-plan")

@@ -91,6 +91,7 @@ def validate(path: str | Storage, *, storage_options: Mapping[str, Any] | None =
     _check_markers(storage, completed, found)
     _check_pending_links(table, storage, compactions, found)
     _check_intents(storage, found)
+    _check_guards(storage, tl, found)
     rolled_back = _rolled_back_logs(table, found)
     mdt = metadata_table_state(storage, table.config)
     if mdt.present:
@@ -305,6 +306,22 @@ def _check_intents(storage: Storage, found: _Findings) -> None:
                           f"{it.command} {it.instant} left {', '.join(changed[:5])}: not the bytes we made (a Java "
                           f"writer wrote into or re-created them); they are kept. Check them by hand: if slice "
                           f"{it.instant} is on no timeline, their blocks are invisible to every reader")
+
+
+def _check_guards(storage: Storage, tl, found: _Findings) -> None:
+    """A guard savepoint of ours (:mod:`.guard`): its schedule died before removing it (or is
+    still running). While it exists Java's archiver stops at S and its cleaner keeps slice B."""
+    from .guard import guards_on
+
+    if getattr(tl, "layout", 1) != 1:
+        return
+    for s, c in sorted(guards_on(tl, storage).items()):
+        found.problem("guard-savepoint", f".hoodie/{s}.savepoint",
+                      f"the guard savepoint schedule {c} made on {s} (it died, or is still running): while it exists "
+                      f"Java's archiver keeps every instant from {s} on and Java's cleaner keeps the file slices it "
+                      f"lists; a Java restore to an older savepoint refuses (it would roll back {s}). The next command "
+                      f"of ours or sensor poke removes it, after slice {c}'s files, once {c}'s heartbeat expired; "
+                      f"`hudi-etc unschedule --instant {c}` at once")
 
 
 def _check_written_files_present(write_metas: Mapping[str, dict], listing: _Listing, found: _Findings,

@@ -55,6 +55,7 @@ CASES = [
     ("write.before-commit", 1, "w2", "rollback"),
     ("schedule.before-links", 1, "schedule", "rerun"),
     ("schedule.after-staged", 1, "schedule", "rerun"),  # byte copies only (copy mode, local)
+    ("schedule.after-guard", 1, "schedule", "rerun"),  # v6 only: the guard savepoint made, no final name yet
     ("schedule.after-link", 1, "schedule", "rerun"),
     ("schedule.after-link", 2, "schedule", "rerun"),
     ("schedule.before-plan", 1, "schedule", "rerun"),
@@ -114,7 +115,7 @@ def _params():
                 marks = () if (seed, cfg) == (4, ci_cfg) else (SLOW,)
                 out.append(pytest.param(point, nth, step, rec, seed, cfg, 6, marks=marks,
                                         id=f"{point}@{nth}-{step}-{rec}-s{seed}-{cfg}"))
-        for version, ci in ((8, CI_V8), (9, CI_V9)):
+        for version, ci in ((8, CI_V8), (9, CI_V9)) if point != "schedule.after-guard" else ():
             ci_cfg = "exact-copy" if "split-log" in point else "copy"
             for seed in (4, 9):
                 for cfg in CONFIGS_V8:
@@ -199,14 +200,19 @@ def run_case(sc, point, nth, step, recovery):
         assert len(aux) == (1 if point == "schedule.after-aux-plan" and v6(sc) else 0)  # no .aux copy on v8/v9
         # the re-exposed logs were made before the plan: invisible orphans validate reports
         orphans = [x["path"] for x in validate(str(p))["problems"] if x["kind"] == "orphan-link"]
-        assert bool(orphans) == (point not in ("schedule.before-links", "schedule.after-staged"))
+        assert bool(orphans) == (point not in ("schedule.before-links", "schedule.after-staged", "schedule.after-guard"))
+        # v6: the guard savepoint is there from just before the first final name (made after the staging)
+        guards = [x["path"] for x in validate(str(p))["problems"] if x["kind"] == "guard-savepoint"]
+        assert bool(guards) == (v6(sc) and point not in ("schedule.before-links", "schedule.after-staged"))
         # killed while the copies' bytes were written: only staged temp files, which no reader sees
         # (among the renames: the ones not renamed yet)
         staged = [x["path"] for x in validate(str(p))["problems"] if x["kind"] == "temp-file"]
-        assert bool(staged) == (point == "schedule.after-staged") or point == "schedule.after-link"
+        assert bool(staged) == (point == "schedule.after-staged" or point == "schedule.after-guard" and sc.link_mode == "copy") \
+            or point == "schedule.after-link"
         assert_snapshot(sc)
         instant = do_schedule(sc)  # a fresh plan
         assert not any(Storage(str(p)).exists(x) for x in staged)  # the dead schedule's intent finished
+        assert not any(Storage(str(p)).exists(x) for x in guards)  # and its guard went (after its files)
         if orphans:
             (stale,) = {parse_log_file_name(x.rsplit("/", 1)[-1]).base_instant for x in orphans}
             assert stale != instant and (not aux or aux[0].split(".")[0] == stale)

@@ -15,6 +15,7 @@ import sys
 
 import pytest
 
+from airflow_hudi_etc.compaction.clean import clean
 from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.intents import INTENT_DIR
 from airflow_hudi_etc.compaction.lifecycle import unschedule
@@ -177,25 +178,36 @@ def test_schedule_killed_while_copying_leaves_nothing_a_reader_sees(tmp_path, ve
     assert w.snapshot() == w.model
 
 
-RESIDUAL_WINDOW = pytest.mark.xfail(
-    strict=True, reason="the residual window (README): a schedule killed among the renames of its staged copies "
-                        "leaves copies under final names in a slice on no timeline; once Java archives past C before "
-                        "any command of ours, slice C is committed without a base file (v6) and keys vanish")
-
-
-@pytest.mark.parametrize("version", [pytest.param(6, marks=RESIDUAL_WINDOW), 8, 9])
+@VERSIONS
 def test_schedule_killed_while_renaming_then_archival_before_any_command(tmp_path, version):
-    """The window staging leaves: a kill among the renames. On v8/v9 readers put a log whose
-    name-instant C never completed in no slice (ours; hudi-rs), so the copy stays invisible here;
-    Java 1.x slices it into the old slice after archival (java-coexistence-2 §2.2: its bytes read
-    twice, same records), not run with real Java."""
+    """The window staging leaves: a kill among the renames. v6: the guard savepoint schedule made
+    on S < C before its first rename stops Java's archiver at S, so slice C stays uncommitted; the
+    next command of ours removes the copy, then the guard, and archival passes C. On v8/v9 readers
+    put a log whose name-instant C never completed in no slice (ours; hudi-rs), so the copy stays
+    invisible here and no guard is made; Java 1.x slices it into the old slice after archival
+    (java-coexistence-2 §2.2: its bytes read twice, same records), not run with real Java."""
     w = World(tmp_path, version)
     w.history()
+    last_write = Timeline.load(Storage(str(w.path))).completed_writes[-1].timestamp
     w.crashed_schedule("schedule.after-link@1")
     assert len(w.copies()) == 1
+    (intent,) = _intents(w.path)
+    c = intent.split(".")[0]
+    guards = sorted(f for f in os.listdir(w.path / ".hoodie") if ".savepoint" in f)
+    assert guards == ([f"{last_write}.savepoint", f"{last_write}.savepoint.inflight"] if version == 6 else []), guards
     for i in range(3):
         w.theirs(w.rows([f"k{10 + i}"], T0 + 6 * H))
     w.archive_all()
+    first = Timeline.load(Storage(str(w.path))).first_write_time
+    assert first <= last_write if version == 6 else first > c
+    assert w.snapshot() == w.model == w.ours_snapshot()
+    clean(str(w.path))  # a command of ours: the dead schedule's copy, then its guard, go
+    assert not w.copies() and not _intents(w.path)
+    assert not [f for f in os.listdir(w.path / ".hoodie") if ".savepoint" in f]
+    for i in range(3):
+        w.theirs(w.rows([f"k{30 + i}"], T0 + 6 * H))
+    w.archive_all()
+    assert Timeline.load(Storage(str(w.path))).first_write_time > c
     assert w.snapshot() == w.model == w.ours_snapshot()
 
 
@@ -207,8 +219,11 @@ def test_intentless_orphans_are_removed_after_archival(tmp_path, version):
     w = World(tmp_path, version)
     w.history()
     w.crashed_schedule("schedule.after-aux-plan")
-    for f in _intents(w.path):
+    for f in _intents(w.path):  # an earlier release recorded no intent, and made no guard savepoint
         os.remove(w.path / INTENT_DIR / f)
+    for f in os.listdir(w.path / ".hoodie"):
+        if ".savepoint" in f:
+            os.remove(w.path / ".hoodie" / f)
     copies = w.copies()
     assert copies
     for i in range(3):

@@ -94,28 +94,45 @@ def java_writes_elsewhere(java, t, n, start_ts=10):
 
 
 #: a schedule killed while its copies' bytes are written (every copy staged, none renamed); and
-#: among the renames, the residual window (README): one copy under its final name, then Java first
+#: among the renames, the residual window the guard savepoint closes (README): one copy under its
+#: final name, then Java first
 KILLED_IN_COPY_PHASE = pytest.mark.parametrize("point", [
-    "schedule.after-staged",
-    pytest.param("schedule.after-link@1", id="renaming", marks=pytest.mark.xfail(
-        strict=True, reason="issue 22 findings 1/6, the residual window: a schedule killed among the renames "
-                            "of its staged copies leaves one under its final name in a slice on no timeline")),
-])
+    "schedule.after-staged", pytest.param("schedule.after-link@1", id="renaming")])
+
+
+def savepoints(path) -> list[str]:
+    return sorted(n for n in timeline_names(path) if ".savepoint" in n)
 
 
 @KILLED_IN_COPY_PHASE
 def test_f1_crashed_schedule_then_java_archival(java_hudi, tmp_path, point):
-    """Finding 1, fixed for a kill while the copies' bytes are written: they are staged under names
-    no Java reader, cleaner or archiver takes for a log, so Java archiving past C (no command of
-    ours in between) leaves slice C empty and every reader reads the model. Among the renames
-    (strict xfail) slice C is committed without a base file once archived: keys vanish."""
+    """Finding 1. Killed while the copies' bytes are written: they are staged under names no Java
+    reader, cleaner or archiver takes for a log, no guard was made yet, so Java archives past C
+    (no command of ours in between) and every reader reads the model. Killed among the renames:
+    the guard savepoint on S (the newest write before C) stops Java's archiver at S, after
+    keep.max.commits Java commits and more, so slice C stays uncommitted; one command of ours then
+    removes the copy and the guard, and Java's archiver passes C with every judge reading the model."""
     java = java_hudi("0.14")
     t = new_table(tmp_path, 6)
     three_batches(t)
+    s = max(n.split(".")[0] for n in timeline_names(t.path) if n.endswith(".deltacommit"))
     c = crashed_schedule(t, point)
+    want = {"k0": 0.0, "k1": 11.0, "k2": 22.0, "k3": 3.0, "n1": 105.0}
     java_writes_elsewhere(java, t, 6)
+    if point == "schedule.after-staged":
+        assert not savepoints(t.path)
+        assert archived_past(t.path, c), timeline_names(t.path)
+        assert_all(java, t.path, want)
+        return
+    assert savepoints(t.path) == [f"{s}.savepoint", f"{s}.savepoint.inflight"]
+    assert not archived_past(t.path, s), timeline_names(t.path)  # the start is S at most (after 6 > 3 commits)
+    assert os.listdir(f"{t.path}/.hoodie/archived"), "Java archived nothing before S: the test shows nothing"
+    assert_all(java, t.path, want)
+    cli(t.path, "clean")  # a command of ours: the dead schedule's copy, then its guard, go
+    assert not savepoints(t.path)
+    java_writes_elsewhere(java, t, 6, start_ts=20)
     assert archived_past(t.path, c), timeline_names(t.path)
-    assert_all(java, t.path, {"k0": 0.0, "k1": 11.0, "k2": 22.0, "k3": 3.0, "n1": 105.0})
+    assert_all(java, t.path, want)
 
 
 @pytest.mark.parametrize("line,version", [("0.14", 6), ("1.1", 9)])
@@ -170,9 +187,10 @@ def test_f5_incrementally_synced_java_view(java_hudi, tmp_path):
 
 @KILLED_IN_COPY_PHASE
 def test_f6_savepoint_restore_with_unpublished_slice(java_hudi, tmp_path, point):
-    """Finding 6, fixed for a kill while the copies' bytes are written: Java's savepoint sees no
-    slice C (staged names are no log files) and keeps slice B; restore reads the model. Among the
-    renames (strict xfail) the savepoint lists slice C instead of slice B; restore lacks slice B."""
+    """Finding 6. Killed while the copies' bytes are written: Java's savepoint sees no slice C
+    (staged names are no log files) and keeps slice B; restore reads the model. Killed among the
+    renames: the user's savepoint lists slice C's copy instead of slice B, but the guard savepoint
+    lists slice B, so Java's cleaner keeps it and the restore reads the model."""
     java = java_hudi("0.14")
     t = new_table(tmp_path, 6)
     three_batches(t)
@@ -314,3 +332,46 @@ def test_v8_java_rollback_of_our_killed_write_is_reported_as_rolled_back(java_hu
     assert report.ok, report.problems
     classified = {(os.path.basename(f["path"]), f["instant"], f["rollback"]) for f in report.details["rolled_back_files"]}
     assert classified == {(f, dead, r) for f in of_t}
+
+
+def test_guard_savepoint_reads_like_javas_own(java_hudi, tmp_path):
+    """The guard savepoint next to one real Java 0.14 writes (``CALL create_savepoint``): the same
+    writer schema (record and field names, types), file names without folders keyed by partition
+    path, ``savepointedAt`` in the same unit; Java lists both (``show_savepoints``), and its
+    cleaner and archiver run with ours on the timeline."""
+    import io
+
+    import fastavro
+
+    java = java_hudi("0.14")
+    t = new_table(tmp_path, 6)
+    three_batches(t)
+    s = max(n.split(".")[0] for n in timeline_names(t.path) if n.endswith(".deltacommit"))
+    cli(t.path, "schedule", "--data-latency", "2h", "--compaction-time", DAY2, crash_at="schedule.after-guard")
+    w = java.upsert(t.path, [row("n1", 1, 12, 100, "nyc")])
+    java.savepoint(t.path, w)
+
+    def read(ts):
+        rdr = fastavro.reader(io.BytesIO(open(f"{t.path}/.hoodie/{ts}.savepoint", "rb").read()))
+        return rdr.writer_schema, next(iter(rdr))
+
+    def shape(schema):  # names and types, docs and defaults aside
+        if isinstance(schema, dict):
+            return {k: shape(v) for k, v in schema.items() if k in ("type", "name", "fields", "items", "values")}
+        if isinstance(schema, list):
+            return [shape(x) for x in schema]
+        return schema
+
+    (ours_schema, ours), (java_schema, theirs) = read(s), read(w)
+    assert shape(ours_schema) == shape(java_schema), (ours_schema, java_schema)
+    assert abs(ours["savepointedAt"] - theirs["savepointedAt"]) < 3_600_000, (ours["savepointedAt"], theirs["savepointedAt"])
+    assert ours["version"] == theirs["version"]
+    assert set(ours["partitionMetadata"]) <= set(theirs["partitionMetadata"])
+    for part, pm in ours["partitionMetadata"].items():
+        assert pm["partitionPath"] == part == theirs["partitionMetadata"][part]["partitionPath"]
+        assert all("/" not in n for n in pm["savepointDataFile"] + theirs["partitionMetadata"][part]["savepointDataFile"])
+    listed = java.sql("CALL show_savepoints(table => '{table}')", path=t.path)
+    assert {s, w} <= {str(v) for r in listed for v in r.values()}, listed
+    java.run_clean(t.path, retain_commits=1)
+    java_writes_elsewhere(java, t, 6)
+    assert not archived_past(t.path, s), timeline_names(t.path)

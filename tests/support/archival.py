@@ -13,7 +13,10 @@ archive in the layout Java writes (no Java process here).
 * :func:`archive_v8` — versions 8/9: the LSM history (spec §2.6), one level-0 parquet file.
 
 Like Java's archiver both stop at the oldest pending compaction or clustering: archiving past it
-is refused here (an assertion), so a test cannot archive what Java never would.
+is refused here (an assertion), so a test cannot archive what Java never would. :func:`archive_v6`
+also stops, silently as Java does, before the first completed savepoint
+(``getCommitInstantsToArchive`` with ``hoodie.archive.beyond.savepoint`` false, its default):
+nothing at or after it is archived, and savepoints themselves stay.
 """
 
 from __future__ import annotations
@@ -62,6 +65,9 @@ def archive_v6(path, before: str) -> list[str]:
     tl = Timeline.load(storage)
     stop = _blocking_pending(tl)
     assert stop is None or before <= stop, f"Java never archives past pending {stop}"
+    savepoints = [i.timestamp for i in tl.instants if i.action is Action.SAVEPOINT and i.is_completed]
+    if savepoints:
+        before = min(before, min(savepoints))
     records, gone = [], []
     for name in sorted(storage.list_names(".hoodie")):
         ts, _, rest = name.partition(".")
@@ -69,7 +75,7 @@ def archive_v6(path, before: str) -> list[str]:
             continue
         action, _, state = rest.partition(".")
         state = {"": "COMPLETED", "requested": "REQUESTED", "inflight": "INFLIGHT"}.get(state)
-        if state is None:
+        if state is None or action == "savepoint":
             continue
         data = (path / ".hoodie" / name).read_bytes()
         rec = {"commitTime": ts, "actionType": action, "actionState": state, "version": 1}

@@ -61,7 +61,7 @@ CRASHES = {
     "write": ["write.after-requested@1", "write.after-inflight@1", "write.after-file@1", "write.after-file@2",
               "write.before-commit@1"],
     "schedule": ["schedule.before-links@1", "schedule.after-staged@1", "schedule.after-link@1", "schedule.after-link@2",
-                 "schedule.before-plan@1", "schedule.after-aux-plan@1"],
+                 "schedule.before-plan@1", "schedule.after-aux-plan@1", "schedule.after-guard@1"],  # (v6 only: not hit on 8/9)
     "execute": ["execute.after-inflight@1", "execute.mid-base-file@1", "execute.after-base-file@1",
                 "execute.after-base-file@2", "execute.after-split-log@1", "execute.after-split-log@2",
                 "execute.before-commit@1"],

@@ -293,7 +293,8 @@ class JavaHudi:
         """KEEP_LATEST_COMMITS (``CleanPlanner.getFilesToCleanKeepingLatestCommits``): per file
         group, the latest slice and the latest slice older than the earliest retained commit
         (``lastVersionBeforeEarliestCommitToRetain``) stay; every other slice older than that
-        commit goes, logs included; slices a pending compaction needs are spared."""
+        commit goes, logs included; slices a pending compaction needs are spared, and so is a
+        slice one of whose files a completed savepoint lists (``isFileSliceExistInSavepointedFiles``)."""
         table = HudiTable.load(self.storage)
         tl = table.timeline
         commits = [i.timestamp for i in tl.completed_writes]
@@ -307,6 +308,7 @@ class JavaHudi:
                 if (op.partition, op.file_id) == (part, fid):
                     spared.add((part, fid, op.base_instant))
         view = table.file_system_view()
+        savepointed = savepointed_files(self.storage, tl)
         doomed: dict[str, list[str]] = defaultdict(list)
         for (part, fid), g in view.groups.items():
             insts = [i for i in g.slice_instants() if tl.is_committed(i) or i in tl.pending_compaction_times]
@@ -317,6 +319,8 @@ class JavaHudi:
                     continue
                 s = g.slice(inst)
                 files = ([s.base_file.path] if s.base_file else []) + [x.path for x in s.log_files]
+                if any(f.rpartition("/")[2] in savepointed for f in files):
+                    continue
                 doomed[part] += files
         if not doomed:
             return []
@@ -332,6 +336,16 @@ class JavaHudi:
 
         _execute(self.storage, table, c, plan, time.monotonic(), resumed=False)
         return [f for fs in doomed.values() for f in fs]
+
+
+def savepointed_files(storage: Storage, tl) -> set[str]:
+    """File names every completed savepoint lists (``CleanPlanner.getSavepointedDataFiles``)."""
+    out: set[str] = set()
+    for i in tl.instants:
+        if i.action is Action.SAVEPOINT and i.is_completed:
+            rec = am.read_avro_metadata(storage.read_bytes(i.path()), am.SAVEPOINT_METADATA)
+            out.update(n for pm in rec["partitionMetadata"].values() for n in pm["savepointDataFile"])
+    return out
 
 
 def append_bytes(storage: Storage, rel: str, data: bytes) -> None:

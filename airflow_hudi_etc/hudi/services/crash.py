@@ -40,6 +40,7 @@ POINTS = (
     "write.before-commit",
     "schedule.before-links",
     "schedule.after-staged",
+    "schedule.after-guard",
     "schedule.after-link",
     "schedule.before-plan",
     "schedule.after-aux-plan",
