@@ -6,12 +6,11 @@ jobs not failing, our status and validate keeping track — and is marked
 pass (strict: an unexpected pass fails the run until the mark goes). Tables are small, Java's
 processes are the session's (one per Hudi line), nothing sleeps.
 
-Not reproduced with real Java, with the reason:
-* finding 2 (Java appends into our last copy) needs append-capable storage (HDFS and the other
-  schemes of Java's ``StorageSchemes``). Not attempted: a MiniDFS needs
-  hadoop-client-minicluster in a JVM and, for this project to reach it, pyarrow's libhdfs — this
-  machine has no Hadoop distribution and no ``libhdfs.so``. It stays with the simulator
-  (tests/compaction/test_java_coexistence.py).
+What real Java runs here differently, or not at all, with the reason:
+* finding 2 (Java appends into our last copy) runs below with real Java 0.14 over ``viewfs``
+  (one of the append schemes of Java's ``StorageSchemes``), mounted on the test's folder through
+  Hadoop's raw local file system (``JavaHudi.mount_viewfs``); no HDFS is needed. The premise is
+  measured (``test_f2_premise_…``: one log grows over viewfs, a new version over ``file://``).
 * finding 4 (``unschedule`` while a Java task already chose our copy's name) needs a Java task
   paused between ``HoodieAppendHandle.init`` and its first flush; the harness has no hook inside
   a Java write task (only its input DataFrame). Not attempted; it stays with the simulator.
