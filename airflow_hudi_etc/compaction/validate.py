@@ -48,7 +48,7 @@ from ..hudi.timeline.active import TEMP_DIR, Action, State, iter_write_stats
 from .execution import verify_links
 from .intents import archived_times, intent_path, is_our_copy, read_intents
 from .java_compaction import recorded
-from .plans import K_LINKS, LINK_TOKEN, links_precreated, read_plan
+from .plans import K_LINKS, LINK_TOKEN, foreign_data, links_precreated, plan_link_files, read_plan
 
 _TMP_PREFIX = ".hudi-etc-tmp-"
 
@@ -423,7 +423,9 @@ def _check_pending_links(table: HudiTable, storage: Storage, compactions: Mappin
             if links_precreated(plan):
                 verify_links(storage, plan)
         except (FileNotFoundError, HudiEtcError) as e:
-            found.problem("link-mismatch", inst.path(), str(e))
+            # a copy a Java writer appended its blocks to (storage Java appends on): what it is
+            foreign = any(foreign_data(storage, rel, target, ts) for rel, target in plan_link_files(plan))
+            found.problem("foreign-copy" if foreign else "link-mismatch", inst.path(), str(e))
 
 
 def _check_footer(storage: Storage, rel: str, problem) -> None:

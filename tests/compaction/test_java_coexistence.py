@@ -997,6 +997,8 @@ def test_java_appending_into_our_copy_is_never_deleted(tmp_path, how):
     with pytest.raises(HudiEtcError, match="let Java execute the plan"):
         execute(str(w.path))
     assert _files(w.path) == before  # nothing changed
+    problems = validate(str(w.path))["problems"]  # what it is, and the repair
+    assert [p["kind"] for p in problems] == ["foreign-copy"] and "let Java execute the plan" in problems[0]["detail"]
     w.check()
     assert java.compact() == c  # the repair
     w.check()

@@ -276,6 +276,14 @@ class JavaHudi:
             raise JavaHudiHarnessError(f"{op}: {e.get('message')}\n{e.get('trace', '')}")
         return msg["result"]
 
+    def mount_viewfs(self, local, name: str) -> str:
+        """``viewfs://<name>/<name>``, mounted on the local folder ``local`` (storage Java appends
+        on: see java_hudi_server.py). A path under it names the same files as under ``local``;
+        ``name`` must be new to this process or mounted on the same folder."""
+        res = self.request("mount_viewfs", name=name, local=str(local))
+        self.viewfs_file_systems = res["file_systems"]
+        return res["prefix"]
+
     # ------------------------------------------------------------------ writes
     def write(self, path, rows, *, operation: str = "upsert", schema: str | None = None,
               inline_compaction: bool = False, options: dict | None = None, timeout: float | None = None) -> str | None:

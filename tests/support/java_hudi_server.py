@@ -14,6 +14,13 @@ project's ``Table.create`` is written the way a user's Java job configured for i
 caller adds or overrides options. Always ``hoodie.metadata.enable=false`` and an explicit
 ``hoodie.compact.inline``; a 1.x line on an older table writes that table version
 (``hoodie.write.table.version``, ``hoodie.write.auto.upgrade=false``).
+
+Storage Java appends on: ``mount_viewfs`` maps ``viewfs://<name>/<name>`` onto a local folder
+(a viewfs mount table whose target is Hadoop's raw local file system: its ``LocalFileSystem``, a
+``ChecksumFileSystem``, refuses append). ``viewfs`` is one of the schemes of Java's
+``StorageSchemes`` with append support, so Java's log writer appends to an existing log there
+instead of rolling over; every request then takes such a path and the server reads the table's
+``hoodie.properties`` and timeline at the local folder behind it.
 """
 
 from __future__ import annotations
@@ -45,9 +52,21 @@ class HarnessError(Exception):
     pass
 
 
+#: ``viewfs://<name>/<name>`` -> the local folder it is mounted on (``op_mount_viewfs``)
+MOUNTS: dict[str, str] = {}
+
+
+def local_path(path: str) -> str:
+    """The local folder behind a path (a mounted viewfs path, or a local path itself)."""
+    for prefix, local in MOUNTS.items():
+        if path == prefix or path.startswith(prefix + "/"):
+            return local + path[len(prefix):]
+    return path
+
+
 def props_of(path: str) -> dict:
     out = {}
-    with open(os.path.join(path, ".hoodie", "hoodie.properties"), encoding="utf-8") as f:
+    with open(os.path.join(local_path(path), ".hoodie", "hoodie.properties"), encoding="utf-8") as f:
         for line in f:
             line = line.strip()
             if line and not line.startswith("#") and "=" in line:
@@ -57,7 +76,7 @@ def props_of(path: str) -> dict:
 
 
 def timeline_dir(path: str) -> str:
-    h = os.path.join(path, ".hoodie")
+    h = os.path.join(local_path(path), ".hoodie")
     return os.path.join(h, "timeline") if os.path.isdir(os.path.join(h, "timeline")) else h
 
 
@@ -210,6 +229,24 @@ class Server:
         before = completed_instants(path)
         df.write.format("hudi").options(**opts).mode("append").save(path)
         return {"instants": new_instants(path, before)}
+
+    def op_mount_viewfs(self, req):
+        """Mount ``viewfs://<name>/<name>`` on the local folder ``req["local"]``; returns the
+        prefix and the class of the file system behind it (Hadoop's raw local one)."""
+        name, local = req["name"], os.path.abspath(req["local"])
+        jvm = self.spark.sparkContext._jvm
+        hconf = self.spark.sparkContext._jsc.hadoopConfiguration()
+        prefix = f"viewfs://{name}/{name}"
+        hconf.set(f"fs.viewfs.mounttable.{name}.link./{name}", "file://" + local)
+        # the viewfs file system of this mount table is made (and cached for the JVM: every later
+        # use by Hudi gets it) from a copy of the conf whose file scheme is the raw local file
+        # system; the session's own file:// file system stays Hadoop's default
+        conf = jvm.org.apache.hadoop.conf.Configuration(hconf)
+        conf.set("fs.file.impl", "org.apache.hadoop.fs.RawLocalFileSystem")
+        fs = jvm.org.apache.hadoop.fs.FileSystem.get(jvm.java.net.URI(prefix), conf)
+        targets = sorted({c.getClass().getName() for c in fs.getChildFileSystems()})
+        MOUNTS[prefix] = local
+        return {"prefix": prefix, "file_systems": targets}
 
     def op_read(self, req):
         path = req["path"]
