@@ -109,15 +109,19 @@ def read_intents(storage: Storage) -> list[Intent]:
 
 def is_our_copy(storage: Storage, rel: str, original: str | None) -> bool | None:
     """Is ``rel`` still exactly what we made: the empty placeholder (``original`` None), a symlink,
-    or a copy holding exactly the original's bytes? None: ``rel`` is not there."""
+    or a copy holding exactly the original's bytes — or a prefix of them: on storage Java appends on
+    (finding 2) a Java write that came after the copy grows the original, never the copy, as long
+    as slice C is uncommitted. A copy Java wrote into holds bytes its original lacks. None: ``rel``
+    is not there."""
     try:
         if storage.readlink(rel) is not None:
             return True
         if original is None:
             return storage.size(rel) == 0
-        if storage.size(rel) != storage.size(original):
+        n, m = storage.size(rel), storage.size(original)
+        if n > m or (n == 0 and m > 0):  # (an empty file at a copy's name may be a Java writer's new log)
             return False
-        return storage.read_bytes(rel) == storage.read_bytes(original)
+        return storage.read_bytes(rel) == (storage.read_bytes(original) if n == m else storage.read_bytes(original, 0, n))
     except FileNotFoundError:
         return None if not storage.exists(rel) else False
 

@@ -462,30 +462,32 @@ def test_f2_java_appends_into_our_last_copy_which_nothing_of_ours_deletes(java_h
     assert report.ok, report.problems
 
 
-def test_f2_orphan_cleanup_keeps_java_blocks_in_a_killed_schedules_copy(java_hudi, tmp_path):
+def test_f2_killed_schedules_copy_is_never_appended_to_while_its_guard_stands(java_hudi, tmp_path):
     """Finding 2 after a schedule killed among its renames (one copy under its final name, the
-    plan never published) and Java archiving past C (finding 1's residual window: slice C is
-    then taken as committed; no Java clean, which would delete slice B and send the upsert to a
-    new file group): Java's upsert over viewfs appends into that copy. The orphan cleanup
-    (``unschedule --instant C``, the repair validate names for orphans) keeps the file with
-    Java's block, and validate reports it as ``foreign-copy``. (Slice B's keys k0, k1 are read
-    by no reader here: finding 1's residual window, the strict xfail of test_f1_… above.)"""
+    plan never published): Java writing over viewfs, archiving after about every commit (no Java
+    clean), stops archiving at the guard savepoint S < C, so slice C stays uncommitted for Java
+    and its upsert appends into slice B, never into our orphan copy. The orphan cleanup
+    (``unschedule --instant C``, the repair validate names) then removes the copy and the guard,
+    and every judge reads the model. (Before the guard, archival passed C, Java appended into the
+    orphan copy and slice B's keys were read by no reader: finding 1's residual window.)"""
     java = java_hudi("0.14")
     vt = mounted(java, tmp_path) + "/t"
     t = new_table(tmp_path, 6)
     three_batches(t)
     c = crashed_schedule(t, "schedule.after-link@1")
     (copy,) = [f for f in logs(t) if f.endswith("_999999999-0-0")]
-    # (Java writing one table over both paths would leave stale .crc files of its file://; ours make
-    # none.) No clean: it would delete slice B, so k3 would go to a new file group (finding 1)
-    java_writes_elsewhere(java, t, 6, path=vt, options={**ARCHIVE_OFTEN, "hoodie.clean.automatic": "false"})
-    assert archived_past(t.path, c), timeline_names(t.path)
     ours = (tmp_path / "t/city=sf" / copy).read_bytes()
+    # (Java writing one table over both paths would leave stale .crc files of its file://; ours make
+    # none.)
+    java_writes_elsewhere(java, t, 6, path=vt, options={**ARCHIVE_OFTEN, "hoodie.clean.automatic": "false"})
+    assert not archived_past(t.path, c), timeline_names(t.path)
     java.upsert(vt, [row("k3", 3, 12, 33)])
-    grown = (tmp_path / "t/city=sf" / copy).read_bytes()
-    assert len(grown) > len(ours) and grown.startswith(ours)  # appended into the orphan copy
+    assert (tmp_path / "t/city=sf" / copy).read_bytes() == ours  # Java appended elsewhere (slice B)
+    want = {"k0": 0.0, "k1": 11.0, "k2": 22.0, "k3": 33.0, "n1": 105.0}
+    assert values(java.snapshot(vt)) == want
+    assert_all(java, t.path, want)
     cli(t.path, "unschedule", "--instant", c)
-    assert (tmp_path / "t/city=sf" / copy).read_bytes() == grown  # kept, Java's block in it
-    problems = t.validate().problems
-    assert "foreign-copy" in [p["kind"] for p in problems], problems
-    assert values(java.snapshot(vt))["k3"] == 33.0
+    assert copy not in logs(t)
+    assert not [n for n in timeline_names(t.path) if n.endswith(".savepoint")], timeline_names(t.path)
+    assert t.validate().ok, t.validate().problems
+    assert_all(java, t.path, want)
