@@ -497,15 +497,19 @@ def p3_readiness(cfg, work: str) -> Figure:
     hoodie = os.path.join(path, ".hoodie")
     n = max(5, cfg.reps * 5)
     # the poke and the bare listing interleaved, one of each per round: both see the same load
-    times, floor = [], []
+    # (and each one's CPU time: a loaded machine stretches wall times, hardly CPU times)
+    times, floor, cpu, floor_cpu = [], [], [], []
     for _ in range(n):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.thread_time()
         check_readiness(plain, threshold_ms=th)
         times.append(time.perf_counter() - t)
-        t = time.perf_counter()
+        cpu.append(time.thread_time() - c)
+        t, c = time.perf_counter(), time.thread_time()
         os.listdir(hoodie)
         floor.append(time.perf_counter() - t)
+        floor_cpu.append(time.thread_time() - c)
     ms, floor_ms = statistics.median(times) * 1000, statistics.median(floor) * 1000
+    cpu_ms, floor_cpu_ms = statistics.median(cpu) * 1000, statistics.median(floor_cpu) * 1000
     t_list, _ = _median_time(lambda: plain.list(".hoodie"), 5)
     t_names, _ = _median_time(lambda: plain.list_entry_names(".hoodie", include_temp=True), 5)
     t_tl, _ = _median_time(lambda: Timeline.load(plain), 5)
@@ -517,6 +521,10 @@ def p3_readiness(cfg, work: str) -> Figure:
                  "checks timed": len(times), "fastest ms": round(min(times) * 1000, 2),
                  "floor: bare os.listdir('.hoodie') ms (median, same rounds)": round(floor_ms, 2),
                  "poke / listing floor": round(ms / floor_ms, 2),
+                 "poke CPU ms (median, thread time)": round(cpu_ms, 2),
+                 "floor CPU ms (median, thread time)": round(floor_cpu_ms, 2),
+                 "poke / listing floor by CPU time": round(cpu_ms / floor_cpu_ms, 2),
+                 "load average (1 min) at end": round(os.getloadavg()[0], 2),
                  "part: the timeline's listing (names of .hoodie's entries) ms": round(t_names * 1000, 2),
                  "part: Timeline.load (listing + parsing) ms": round(t_tl * 1000, 2),
                  "for comparison: Storage.list('.hoodie') (files with sizes, a stat each) ms": round(t_list * 1000, 2)},

@@ -40,7 +40,7 @@ def resets_of(storage: Storage, instant: str) -> list[int]:
 def published_threshold(table: HudiTable) -> tuple[int | None, str | None, dict]:
     """(threshold ms, instant, extra metadata) the latest completed event-time compaction
     published in its commit, or (None, None, {}); resets not applied."""
-    for inst in reversed(table.timeline.completed_compactions):
+    for inst in table.timeline.completed_compactions_newest_first():
         extra = table.commit_metadata(inst).get("extraMetadata") or {}
         v = PlanExtra.from_extra(extra).threshold_ms
         if v is None:

@@ -57,6 +57,12 @@ def test_fast_parse_matches_reference():
         names = _random_names(rng, rng.randrange(0, 60))
         ref = _reference(names)
         for order in (names, list(reversed(names))):
+            done = tuple(i for i in ref if i.action is Action.COMPACTION and i.is_completed)
+            # the poke's path: newest completed compaction first, before anything else is parsed
+            tl0 = Timeline.from_file_names(order)
+            assert tuple(tl0.completed_compactions_newest_first()) == done[::-1]
+            assert next(Timeline.from_file_names(order).completed_compactions_newest_first(), None) == \
+                (done[-1] if done else None)
             tl = Timeline.from_file_names(order)
             assert tl.pending_compactions == tuple(i for i in ref if i.action is Action.COMPACTION and i.is_pending)
             assert tl.completed_compactions == tuple(i for i in ref if i.action is Action.COMPACTION and i.is_completed)
@@ -68,6 +74,7 @@ def test_fast_parse_matches_reference():
             assert tl2.pending_compactions == tl.pending_compactions
             assert tl2.completed_compactions == tl.completed_compactions
             assert tl2.pending_replaces == tl.pending_replaces
+            assert tuple(tl2.completed_compactions_newest_first()) == done[::-1]
             assert tl2 == tl and Timeline(ref, frozenset(names)) == tl
 
 

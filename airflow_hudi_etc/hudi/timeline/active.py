@@ -14,10 +14,11 @@ nothing here reads instant contents except the helpers that are asked to.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import re
 from functools import cached_property
-from typing import Iterable, Mapping
+from typing import Iterable, Iterator, Mapping
 
 from ..errors import InvalidTimelineError, TableUpgradeIncompleteError
 from .instant import (  # the instant vocabulary, also reachable from here
@@ -100,6 +101,21 @@ _GROUP_MEMBERS_BY_STATE: dict[Action, tuple[tuple[str, State], ...]] = {
 
 #: what may follow "<ts>.<action>" in a timeline file name → the state it stands for
 _OWN_RESTS = {"": State.COMPLETED, ".requested": State.REQUESTED, ".inflight": State.INFLIGHT}
+
+
+@functools.lru_cache(maxsize=None)
+def _own_pattern(action: str) -> "re.Pattern[str]":
+    """Over the reversed listing: the names ``<ts>.<action>``, ``<ts>.<action>.requested`` and
+    ``<ts>.<action>.inflight`` (one group per state, then the reversed stamp)."""
+    a = re.escape(("." + action)[::-1])
+    return re.compile(rf"{a}(?:(?<=(\x00){a})|(?<=\x00(detseuqer)\.{a})|(?<=\x00(thgilfni)\.{a}))"
+                      r"(\d{17}|\d{14})(?=\x00)")
+
+
+@functools.lru_cache(maxsize=None)
+def _stamp_pattern(suffix: str) -> "re.Pattern[str]":
+    """Over the reversed listing: the reversed stamps of the names ``<ts>.<suffix>``."""
+    return re.compile(r"\x00" + re.escape(("." + suffix)[::-1]) + r"(\d{17}|\d{14})(?=\x00)")
 
 
 class Timeline:
@@ -208,75 +224,76 @@ class Timeline:
             return lazy_instants_of(self._joined, Action.COMPACTION, self.meta_dir)
         return self._instants_of(Action.COMPACTION)
 
-    def _stamps(self, suffix: str) -> set[str]:
-        """Lazy path: the timestamps ``ts`` of the listed names ``<ts>.<suffix>`` (``ts`` as
-        :func:`parse_instant_file` takes it: 14 or 17 digits)."""
-        cache = self.__dict__.setdefault("_stamps_cache", {})
-        out = cache.get(suffix)
-        if out is not None:
-            return out
-        pieces = self._joined.split(f".{suffix}{_SEP}")
-        sep = _SEP
-        # every piece but the last ends where a name "<prefix>.<suffix>" does; the text after the
-        # piece's last separator is that name's prefix (the separators bound every name; the split
-        # consumed the one before a piece without any)
-        heads = [p[p.rfind(sep) + 1 :] for p in pieces[:-1]]
-        out = {ts for ts in heads if (len(ts) == 17 or len(ts) == 14) and ts.isdecimal()}
-        cache[suffix] = out
+    def _states_of(self, action: Action) -> dict[str, State]:
+        """Lazy path: timestamp → state of the instants whose action is ``action``. A group takes
+        that action iff one of its files names it (compaction/log compaction win over their group's
+        action); its state is the highest state of its files, as in the full parse."""
+        cache = self.__dict__.setdefault("_states_cache", {})
+        out = cache.get(action)
+        if out is None:
+            out = cache[action] = self._parse_states_of(action)
         return out
 
-    def _instants_of(self, action: Action) -> tuple[Instant, ...]:
-        """Lazy path: the instants whose action is ``action``. A group takes that action iff one of
-        its files names it (compaction/log compaction win over their group's action); its state is
-        the highest state of its files, as in the full parse."""
+    def _parse_states_of(self, action: Action) -> dict[str, State]:
         v = action.value
-        sep = _SEP
-        # one split at ".<action>": a piece ends with a name's prefix, the next one starts with the
-        # rest of that name (up to its separator)
-        if "." + v not in self._joined:  # (a search is cheaper than a split that finds nothing)
-            return ()
-        pieces = self._joined.split("." + v)
-        own: dict[str, State] = {}  # ts → highest state among the files "<ts>.<action>[.<state>]"
-        rests = _OWN_RESTS
-        get = own.get
-        for p, nxt in zip(pieces, pieces[1:]):
-            j = p.rfind(sep)
-            if j < 0:  # a second ".<action>" in one name: its prefix is not a timestamp
-                continue
-            ts = p[j + 1 :]
-            if not ((len(ts) == 17 or len(ts) == 14) and ts.isdecimal()):
-                continue
-            e = nxt.find(sep)
-            if e < 0:  # the name goes on past another ".<action>": not a timeline file
-                continue
-            st = rests.get(nxt[:e])
-            if st is not None:
-                cur = get(ts)
-                if cur is None or st > cur:
-                    own[ts] = st
-        if not own:
-            return ()
+        if "." + v not in self._joined:  # (a fast search; most actions are absent or few)
+            return {}
+        # the names "<ts>.<action>[.requested|.inflight]" (ts: 14 or 17 digits, as
+        # parse_instant_file takes it) found by one regex scan of the *reversed* listing: there
+        # the literal action comes first (a fast scan for it), the state before it, the stamp after
+        d = self.__dict__
+        rev = d.get("_reversed")
+        if rev is None:
+            rev = d["_reversed"] = self._joined[::-1]
+        found = _own_pattern(v).findall(rev)  # (completed, requested, inflight, reversed ts)
+        if not found:
+            return {}
+        own = dict.fromkeys([f[3] for f in found if f[1]], State.REQUESTED)  # the highest state wins
+        own.update(dict.fromkeys([f[3] for f in found if f[2]], State.INFLIGHT))
+        own.update(dict.fromkeys([f[3] for f in found if f[0]], State.COMPLETED))
         members = _GROUP_MEMBERS_BY_STATE[_GROUP.get(action, action)]
-        joined = self._joined
-        states: dict[str, State] = {}
-        done: set[str] = {ts for ts, st in own.items() if st is State.COMPLETED}
+        done = {ts for ts, st in own.items() if st is State.COMPLETED}
         for suffix, st in members:
-            if st is State.COMPLETED and suffix != v:
-                done |= self._stamps(suffix) & own.keys()
-        for ts in done:
-            states[ts] = State.COMPLETED
+            if st is State.COMPLETED and suffix != v:  # completed under the group's action
+                done |= own.keys() & set(_stamp_pattern(suffix).findall(rev))
+        states = {ts[::-1]: State.COMPLETED for ts in done}
+        sep, joined = _SEP, self._joined
         inflight = [suffix for suffix, st in members if st is State.INFLIGHT and suffix != v + ".inflight"]
-        for ts, st in own.items():
-            if ts in done:
+        for rts, st in own.items():
+            if rts in done:
                 continue
+            ts = rts[::-1]
             if st is not State.INFLIGHT:  # pending: few; one search per other inflight name
                 for suffix in inflight:
                     if f"{sep}{ts}.{suffix}{sep}" in joined:
                         st = State.INFLIGHT
                         break
             states[ts] = st
+        return states
+
+    def _instants_of(self, action: Action, *, pending: bool | None = None) -> tuple[Instant, ...]:
+        """Lazy path: the instants whose action is ``action`` (only the pending or only the
+        completed ones when ``pending`` says so), sorted."""
+        states = self._states_of(action)
+        if pending is not None:
+            done = State.COMPLETED
+            states = {ts: st for ts, st in states.items() if (st is not done) is pending}
         # one instant per timestamp, all of one action: the dataclass order is the timestamp order
         return tuple(_new_instant(ts, action, states[ts]) for ts in sorted(states))
+
+    def completed_compactions_newest_first(self) -> Iterator[Instant]:
+        """:attr:`completed_compactions` newest first, built one at a time (a reader that stops at
+        the newest one, as the sensor's poke does, builds and sorts none of the others)."""
+        if not self._lazy() or self.layout != 1 or "completed_compactions" in self.__dict__:
+            yield from reversed(self.completed_compactions)
+            return
+        done = [ts for ts, st in self._states_of(Action.COMPACTION).items() if st is State.COMPLETED]
+        if not done:
+            return
+        newest = max(done)
+        yield _new_instant(newest, Action.COMPACTION, State.COMPLETED)
+        for ts in sorted(done, reverse=True)[1:]:
+            yield _new_instant(ts, Action.COMPACTION, State.COMPLETED)
 
     # ---------------------------------------------------------------- filters
     def __iter__(self):
@@ -305,6 +322,8 @@ class Timeline:
 
     @cached_property
     def pending_compactions(self) -> tuple[Instant, ...]:
+        if self._lazy() and self.layout == 1 and "_compactions" not in self.__dict__:
+            return self._instants_of(Action.COMPACTION, pending=True)
         return tuple(i for i in self._compactions if i.state is not State.COMPLETED)
 
     @cached_property
@@ -313,6 +332,8 @@ class Timeline:
 
     @cached_property
     def completed_compactions(self) -> tuple[Instant, ...]:
+        if self._lazy() and self.layout == 1 and "_compactions" not in self.__dict__:
+            return self._instants_of(Action.COMPACTION, pending=False)
         return tuple(i for i in self._compactions if i.state is State.COMPLETED)
 
     @cached_property
@@ -333,7 +354,7 @@ class Timeline:
                     *lazy_instants_of(self._joined, Action.CLUSTERING, self.meta_dir, pending_only=True)]
             return tuple(sorted(both, key=_sort_key))
         if self._lazy():
-            return tuple(i for i in self._instants_of(Action.REPLACE_COMMIT) if i.state is not State.COMPLETED)
+            return self._instants_of(Action.REPLACE_COMMIT, pending=True)
         return tuple(i for i in self.instants
                      if i.is_pending and (i.action is Action.REPLACE_COMMIT or i.action is Action.CLUSTERING))
 
