@@ -230,7 +230,7 @@ def test_rollback_then_unschedule_remove_exactly_theirs(tmp_path):
     rb_plan = avro(p / ".hoodie/timeline" / f"{rb}.rollback.requested")
     assert rb_plan["instantToRollback"]["commitTime"] == c
     (req,) = rb_plan["RollbackRequests"]
-    assert req["filesToBeDeleted"] == [f"{p}/{base_rel}"] and req["logBlocksToBeDeleted"] is None
+    assert req["filesToBeDeleted"] == [f"{p}/{base_rel}"] and req["logBlocksToBeDeleted"] == {}
     assert rb < completed(p, rb, "rollback").name.split("_")[1]
     # unschedule: the plan and its copy go, nothing else
     before = tree(p)
@@ -263,7 +263,7 @@ def test_a_crashed_write_is_rolled_back_by_deleting_its_files(tmp_path):
     plan = avro(p / ".hoodie/timeline" / f"{rb.split('_')[0]}.rollback.requested")
     assert plan["instantToRollback"]["commitTime"] == dead
     assert sorted(x for req in plan["RollbackRequests"] for x in req["filesToBeDeleted"]) == [f"{p}/{k}" for k in written]
-    assert all(req["logBlocksToBeDeleted"] is None for req in plan["RollbackRequests"])
+    assert all(req["logBlocksToBeDeleted"] == {} for req in plan["RollbackRequests"])
     assert values(hudi_rs_read(p)) == {"a": 10.0, "b": 20.0, "c": 30.0}
 
 

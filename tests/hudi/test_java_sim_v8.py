@@ -242,7 +242,7 @@ def test_failed_write_rolled_back_by_deletion(tmp_path):
     plan = _avro(path / TL / f"{r}.rollback.requested")
     assert plan["instantToRollback"]["commitTime"] == t
     (req,) = plan["RollbackRequests"]
-    assert req["logBlocksToBeDeleted"] is None and sorted(x.rsplit("/", 1)[-1] for x in req["filesToBeDeleted"]) == sorted(
+    assert req["logBlocksToBeDeleted"] == {} and sorted(x.rsplit("/", 1)[-1] for x in req["filesToBeDeleted"]) == sorted(
         f.rsplit("/", 1)[-1] for f in files)
     meta = _avro(rb)
     assert meta["commitsRollback"] == [t] and meta["totalFilesDeleted"] == 2

@@ -491,3 +491,23 @@ def test_f2_killed_schedules_copy_is_never_appended_to_while_its_guard_stands(ja
     assert not [n for n in timeline_names(t.path) if n.endswith(".savepoint")], timeline_names(t.path)
     assert t.validate().ok, t.validate().problems
     assert_all(java, t.path, want)
+
+
+@pytest.mark.parametrize("line,version", [("1.0", 8), ("1.1", 9)])
+def test_java_finishes_our_crashed_rollback(java_hudi, tmp_path, line, version):
+    """Found by the slow real-Java interleavings (v9 seed 102 with Java 1.1, 2026-11-26): our
+    rollback of a crashed execution, itself killed after deleting a file, leaves its rollback plan
+    pending; Java's compaction first finishes a pending rollback from its plan. Our plan left
+    ``logBlocksToBeDeleted`` null on v8/v9 and Java 1.1 failed on it (``NullPointerException:
+    Cannot invoke "java.util.Map.size()" because "m" is null``); Java writes an empty map there."""
+    java = java_hudi(line)
+    t = new_table(tmp_path, version)
+    three_batches(t)
+    s = t.compaction.schedule("2h", compaction_time=DAY2)
+    cli(t.path, "execute", "--instant", s.instant, crash_at="execute.after-base-file")
+    cli(t.path, "rollback", "--instant", s.instant, crash_at="rollback.after-file-removed@1")
+    assert any(n.endswith(".rollback.requested") for n in timeline_names(t.path))
+    java.run_compaction(t.path)
+    assert not [n for n in timeline_names(t.path) if n.endswith((".rollback.requested", ".rollback.inflight"))
+                and not any(m.startswith(n.split(".")[0] + "_") for m in timeline_names(t.path))]
+    assert_all(java, t.path, {"k0": 0.0, "k1": 11.0, "k2": 22.0, "k3": 3.0})

@@ -17,7 +17,7 @@ commit file is an Avro container named ``<r>_<c>.<action>`` written once:
   completes after it.
 * :meth:`JavaHudi1x.failed_write_then_rollback` — a write that dies after its files, then the next
   writer's rollback the 1.x way: every file named with the failed instant deleted (plan with
-  ``filesToBeDeleted``, ``logBlocksToBeDeleted`` null), ``<r>_<c>.rollback``, the failed instant's
+  ``filesToBeDeleted``, ``logBlocksToBeDeleted`` an empty map), ``<r>_<c>.rollback``, the failed instant's
   requested/inflight files deleted. No command block.
 * :meth:`JavaHudi1x.compact` — ``HoodieCompactor``: executes the first pending plan (with Java's plan
   schema: ``deltaFilePaths`` only, links and extra metadata ignored), or with ``schedule=True`` plans
@@ -247,7 +247,7 @@ class JavaHudi1x:
                 doomed[part].append(f.path)
         r = self.now()
         requests = [{**am.rollback_request(part, None, None, [self.storage.uri(x) for x in sorted(fs)]),
-                     "logBlocksToBeDeleted": None}  # v8+: files only (spec §5.4)
+                     "logBlocksToBeDeleted": {}}  # v8+: files only, an empty map (what Java 1.x resumes)
                     for part, fs in sorted(doomed.items())]
         plan = am.rollback_plan((t, Action.DELTA_COMMIT.value), requests)
         self._requested(r, Action.ROLLBACK, am.write_avro_metadata(am.ROLLBACK_PLAN, plan))

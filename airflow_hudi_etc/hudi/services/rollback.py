@@ -69,12 +69,12 @@ def rollback_with_instant(
     r = pending_rollback_of(storage, timeline, instant)
     if r is None:
         r = layout.new_time(timeline, zone=zone)
-        # every file goes in filesToBeDeleted, logBlocksToBeDeleted stays null (v8/v9: spec §5.4)
+        # every file goes in filesToBeDeleted, logBlocksToBeDeleted is an empty map, as Java's
+        # listing-based requests have it: Java 1.0/1.1 finish a pending rollback of ours from this
+        # plan and fail on a null map (NullPointerException in Map.size; the v8/v9 notes' "null" was
+        # read in code, not run: tests/java/test_java_findings.py::test_java_finishes_our_crashed_rollback)
         requests = [am.rollback_request(part, None, None, [_uri(storage, rel) for rel in rels])
                     for part, rels in files.items()]
-        if layout.layout_of(timeline) == 2:
-            for req in requests:
-                req["logBlocksToBeDeleted"] = None
         plan = am.rollback_plan((instant, action.value), requests)
         storage.create_if_absent(layout.instant(timeline, r, Action.ROLLBACK, State.REQUESTED).path(),
                                  am.write_avro_metadata(am.ROLLBACK_PLAN, plan))
