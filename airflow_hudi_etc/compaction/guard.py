@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 
-from ..hudi.errors import HudiEtcError, InvalidTimelineError
+from ..hudi.errors import HudiEtcError, InstantExistsError, InvalidTimelineError
 from ..hudi.storage import Storage
 from ..hudi.timeline.active import META_DIR, WRITE_ACTIONS, Action, Instant, State, Timeline
 from ..hudi.timeline.avro_models import SAVEPOINT_METADATA, read_avro_metadata, write_avro_metadata
@@ -158,3 +158,27 @@ def guards_on(timeline: Timeline, storage: Storage) -> dict[str, str]:
             if c is not None:
                 out[i.timestamp] = c
     return out
+
+
+def make(storage: Storage, s: str, c: str, files: dict[str, list[str]], made: list, *, what: str) -> None:
+    """Complete the guard savepoint on S for compaction C listing ``files`` (:func:`slice_b_files`;
+    the command's intent names S first); ``made`` gets S once the inflight file is ours. A savepoint
+    on S that appeared since S was chosen is a conflict (:class:`InstantExistsError`): nothing of it
+    is touched. So is a timeline Java archived past S meanwhile (many Java commits): the guard would
+    then hold nothing back, and slice C would be committed the moment it holds a file without a plan."""
+    try:
+        storage.create_if_absent(inflight_path(s), b"")
+    except InstantExistsError:
+        raise InstantExistsError(f"a savepoint on {s} appeared while compaction {c} was being {what}") from None
+    made.append(s)
+    try:
+        create_completed(storage, s, c, files)
+    except BaseException:
+        storage.delete(inflight_path(s))
+        made.clear()
+        raise
+    first = Timeline.load(storage).first_write_time
+    if first is None or first > s:
+        remove(storage, s, c)
+        made.clear()
+        raise InstantExistsError(f"Java archived past {s} while compaction {c} was being {what}")

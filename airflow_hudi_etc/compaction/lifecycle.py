@@ -9,7 +9,7 @@ import posixpath
 import re
 from typing import Any, Mapping
 
-from . import intents
+from . import guard, intents
 from ..hudi.services import heartbeat
 from ..hudi.timeline import layout
 from ..hudi.services import markers
@@ -24,6 +24,7 @@ from .plans import (
     K_LINK_MODE,
     create_links,
     delete_all,
+    is_exact_split,
     is_placeholder,
     links_precreated,
     plan_link_files,
@@ -121,8 +122,20 @@ def unschedule(path: str | Storage, *, instant: str, storage_options: Mapping[st
     # has blocks a Java writer put there (java-coexistence-2 findings 2, 4): deleting it would
     # lose them
     refuse_foreign_data(storage, files, instant, "unschedule")
+    # v6: between withdrawing the plan and deleting its copies, slice C holds files without a plan
+    # (schedule's residual window, README): the guard savepoint keeps Java's archiver before C and
+    # its cleaner off slice B until the copies are gone (:mod:`.guard`)
+    guard_s = guard.guard_time(table.timeline, instant) if files and guard.needed(table.timeline) else None
     with heartbeat.hold(storage, instant, what="unschedule"):  # not while the plan is being executed
-        intents.record(storage, intents.Intent(instant, "unschedule", files))
+        intents.record(storage, intents.Intent(instant, "unschedule", files, (), guard_s))
+        made_guard: list[str] = []
+        if guard_s is not None:
+            try:
+                guard.make(storage, guard_s, instant, guard.slice_b_files(plan, is_exact_split(plan)), made_guard,
+                           what="unscheduled")
+            except BaseException:
+                intents.drop(storage, instant)
+                raise
         req = layout.instant(table.timeline, instant, Action.COMPACTION, State.REQUESTED)
         storage.delete(req.path())
         crashpoint("unschedule.after-requested-removed")
@@ -132,7 +145,9 @@ def unschedule(path: str | Storage, *, instant: str, storage_options: Mapping[st
         # finished by the next command of ours); one a Java writer changed meanwhile stays, and
         # so does the intent, which validate reports
         removed, kept = intents.remove_copies(storage, files)
-        if not kept:
+        if not kept:  # (a kept file holds Java's data: the guard stays with the intent, validate reports both)
+            if made_guard:
+                guard.remove(storage, guard_s, instant)
             intents.drop(storage, instant)
     out = {"instant": instant, "status": "unscheduled", "links_removed": len(removed)}
     if kept:

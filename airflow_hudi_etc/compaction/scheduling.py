@@ -276,27 +276,9 @@ def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode:
 
 
 def _make_guard(storage: Storage, s: str, plan: CompactionPlan, made: list) -> None:
-    """Complete the guard savepoint on S for ``plan`` (its intent names S), just before the first
-    file of slice C gets its final name. A savepoint on S that appeared since planning is a
-    conflict (:class:`InstantExistsError`): nothing of it is touched."""
-    try:
-        storage.create_if_absent(guard.inflight_path(s), b"")
-    except InstantExistsError:
-        raise InstantExistsError(f"a savepoint on {s} appeared while compaction {plan.instant} was being scheduled") from None
-    made.append(s)
-    try:
-        guard.create_completed(storage, s, plan.instant, guard.slice_b_files(plan, is_exact_split(plan)))
-    except BaseException:
-        storage.delete(guard.inflight_path(s))
-        made.clear()
-        raise
-    # Java's archiver may have moved the start past S since planning (many Java commits meanwhile):
-    # then the guard holds nothing back, and slice C would be committed the moment a file is in it
-    first = Timeline.load(storage).first_write_time
-    if first is None or first > s:
-        guard.remove(storage, s, plan.instant)
-        made.clear()
-        raise InstantExistsError(f"Java archived past {s} while compaction {plan.instant} was being scheduled")
+    """Complete the guard savepoint on S for ``plan`` (:func:`.guard.make`), just before the first
+    file of slice C gets its final name."""
+    guard.make(storage, s, plan.instant, guard.slice_b_files(plan, is_exact_split(plan)), made, what="scheduled")
     crashpoint("schedule.after-guard")
 
 

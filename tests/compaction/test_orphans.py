@@ -212,6 +212,44 @@ def test_schedule_killed_while_renaming_then_archival_before_any_command(tmp_pat
 
 
 @VERSIONS
+def test_unschedule_killed_between_the_plan_and_its_copies_then_archival(tmp_path, version):
+    """unschedule withdraws the plan first (Java must not execute a plan whose copies are going),
+    then deletes the copies: a kill in between (unschedule.after-requested-removed) leaves copies in
+    slice C without a plan, schedule's residual window again. v6: unschedule completes the guard
+    savepoint on S < C before it withdraws the plan, so Java's archiver stops at S and slice C stays
+    uncommitted; the next command of ours removes the copies, then the guard. v8/v9: no guard (the
+    copies are in no slice for these readers)."""
+    w = World(tmp_path, version)
+    w.history()
+    r = schedule(str(w.path), data_latency="2h", compaction_time=iso(T0 + 2 * H))
+    c = r["instant"] if isinstance(r, dict) else r.instant
+    copies = w.copies()
+    assert copies
+    last_write = max(i.timestamp for i in Timeline.load(Storage(str(w.path))).completed_writes if i.timestamp < c)
+    p = subprocess.run([sys.executable, "-m", "airflow_hudi_etc.cli", "unschedule", "--path", str(w.path),
+                        "--instant", c], env=dict(os.environ, **{crash.ENV: "unschedule.after-requested-removed"}),
+                       cwd=REPO, capture_output=True, timeout=120)
+    assert p.returncode == crash.EXIT_CODE, p.stderr[-2000:]
+    assert w.copies() == copies
+    guards = sorted(f for f in os.listdir(w.path / ".hoodie") if ".savepoint" in f)
+    assert guards == ([f"{last_write}.savepoint", f"{last_write}.savepoint.inflight"] if version == 6 else []), guards
+    for i in range(3):
+        w.theirs(w.rows([f"k{10 + i}"], T0 + 6 * H))
+    w.archive_all()
+    first = Timeline.load(Storage(str(w.path))).first_write_time
+    assert first <= last_write if version == 6 else first > c
+    assert w.snapshot() == w.model == w.ours_snapshot()
+    clean(str(w.path))  # a command of ours: the dead unschedule's copies, then its guard, go
+    assert not w.copies() and not _intents(w.path)
+    assert not [f for f in os.listdir(w.path / ".hoodie") if ".savepoint" in f]
+    for i in range(3):
+        w.theirs(w.rows([f"k{30 + i}"], T0 + 6 * H))
+    w.archive_all()
+    assert Timeline.load(Storage(str(w.path))).first_write_time > c
+    assert w.snapshot() == w.model == w.ours_snapshot()
+
+
+@VERSIONS
 def test_intentless_orphans_are_removed_after_archival(tmp_path, version):
     """Copies a schedule of an earlier release left (no intent): removed once older than the grace
     when C is on neither the active timeline nor in the archive, whatever the timeline's start (the

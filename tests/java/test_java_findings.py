@@ -136,6 +136,32 @@ def test_f1_crashed_schedule_then_java_archival(java_hudi, tmp_path, point):
     assert_all(java, t.path, want)
 
 
+def test_f1_unschedule_killed_between_the_plan_and_its_copies(java_hudi, tmp_path):
+    """Finding 1 through unschedule: it withdraws the plan first (Java must not execute a plan whose
+    copies are going), then deletes the copies; killed in between, slice C holds copies without a
+    plan. The guard savepoint unschedule completes before withdrawing keeps Java 0.14's archiver at
+    S (the newest write before C) through more than keep.max.commits Java commits, every judge reads
+    the model; one command of ours removes the copies, then the guard, and archival passes C."""
+    java = java_hudi("0.14")
+    t = new_table(tmp_path, 6)
+    three_batches(t)
+    s = max(n.split(".")[0] for n in timeline_names(t.path) if n.endswith(".deltacommit"))
+    c = t.compaction.schedule("2h", compaction_time=DAY2).instant
+    cli(t.path, "unschedule", "--instant", c, crash_at="unschedule.after-requested-removed")
+    assert [f for f in os.listdir(f"{t.path}/city=sf") if f.endswith("999999999-0-0")]
+    want = {"k0": 0.0, "k1": 11.0, "k2": 22.0, "k3": 3.0, "n1": 105.0}
+    java_writes_elsewhere(java, t, 6)
+    assert savepoints(t.path) == [f"{s}.savepoint", f"{s}.savepoint.inflight"]
+    assert not archived_past(t.path, s), timeline_names(t.path)
+    assert os.listdir(f"{t.path}/.hoodie/archived"), "Java archived nothing before S: the test shows nothing"
+    assert_all(java, t.path, want)
+    cli(t.path, "clean")  # a command of ours: the dead unschedule's copies, then its guard, go
+    assert not savepoints(t.path)
+    java_writes_elsewhere(java, t, 6, start_ts=20)
+    assert archived_past(t.path, c), timeline_names(t.path)
+    assert_all(java, t.path, want)
+
+
 @pytest.mark.parametrize("line,version", [("0.14", 6), ("1.1", 9)])
 def test_f3_java_inline_compaction_during_our_execute(java_hudi, tmp_path, line, version):
     """Finding 3: Java's inline compaction (Spark's default for MOR batch writers) rolls back an
