@@ -178,6 +178,29 @@ def test_schedule_killed_while_copying_leaves_nothing_a_reader_sees(tmp_path, ve
     assert w.snapshot() == w.model
 
 
+def _guard_holds_archival_until_a_command_of_ours(w, version, last_write, c) -> None:
+    """After a kill that left copies in slice C without a plan: v6 holds the guard savepoint on the
+    last write before C, Java archiving on stops there and every reader reads the model; then a
+    command of ours removes the copies and the guard, and archival passes C with the model still
+    read. v8/v9 make no guard; archival passes C at once and the copies are in no slice."""
+    guards = sorted(f for f in os.listdir(w.path / ".hoodie") if ".savepoint" in f)
+    assert guards == ([f"{last_write}.savepoint", f"{last_write}.savepoint.inflight"] if version == 6 else []), guards
+    for i in range(3):
+        w.theirs(w.rows([f"k{10 + i}"], T0 + 6 * H))
+    w.archive_all()
+    first = Timeline.load(Storage(str(w.path))).first_write_time
+    assert first <= last_write if version == 6 else first > c
+    assert w.snapshot() == w.model == w.ours_snapshot()
+    clean(str(w.path))  # a command of ours: the dead command's copies, then its guard, go
+    assert not w.copies() and not _intents(w.path)
+    assert not [f for f in os.listdir(w.path / ".hoodie") if ".savepoint" in f]
+    for i in range(3):
+        w.theirs(w.rows([f"k{30 + i}"], T0 + 6 * H))
+    w.archive_all()
+    assert Timeline.load(Storage(str(w.path))).first_write_time > c
+    assert w.snapshot() == w.model == w.ours_snapshot()
+
+
 @VERSIONS
 def test_schedule_killed_while_renaming_then_archival_before_any_command(tmp_path, version):
     """The window staging leaves: a kill among the renames. v6: the guard savepoint schedule made
@@ -193,22 +216,7 @@ def test_schedule_killed_while_renaming_then_archival_before_any_command(tmp_pat
     assert len(w.copies()) == 1
     (intent,) = _intents(w.path)
     c = intent.split(".")[0]
-    guards = sorted(f for f in os.listdir(w.path / ".hoodie") if ".savepoint" in f)
-    assert guards == ([f"{last_write}.savepoint", f"{last_write}.savepoint.inflight"] if version == 6 else []), guards
-    for i in range(3):
-        w.theirs(w.rows([f"k{10 + i}"], T0 + 6 * H))
-    w.archive_all()
-    first = Timeline.load(Storage(str(w.path))).first_write_time
-    assert first <= last_write if version == 6 else first > c
-    assert w.snapshot() == w.model == w.ours_snapshot()
-    clean(str(w.path))  # a command of ours: the dead schedule's copy, then its guard, go
-    assert not w.copies() and not _intents(w.path)
-    assert not [f for f in os.listdir(w.path / ".hoodie") if ".savepoint" in f]
-    for i in range(3):
-        w.theirs(w.rows([f"k{30 + i}"], T0 + 6 * H))
-    w.archive_all()
-    assert Timeline.load(Storage(str(w.path))).first_write_time > c
-    assert w.snapshot() == w.model == w.ours_snapshot()
+    _guard_holds_archival_until_a_command_of_ours(w, version, last_write, c)
 
 
 @VERSIONS
@@ -231,22 +239,7 @@ def test_unschedule_killed_between_the_plan_and_its_copies_then_archival(tmp_pat
                        cwd=REPO, capture_output=True, timeout=120)
     assert p.returncode == crash.EXIT_CODE, p.stderr[-2000:]
     assert w.copies() == copies
-    guards = sorted(f for f in os.listdir(w.path / ".hoodie") if ".savepoint" in f)
-    assert guards == ([f"{last_write}.savepoint", f"{last_write}.savepoint.inflight"] if version == 6 else []), guards
-    for i in range(3):
-        w.theirs(w.rows([f"k{10 + i}"], T0 + 6 * H))
-    w.archive_all()
-    first = Timeline.load(Storage(str(w.path))).first_write_time
-    assert first <= last_write if version == 6 else first > c
-    assert w.snapshot() == w.model == w.ours_snapshot()
-    clean(str(w.path))  # a command of ours: the dead unschedule's copies, then its guard, go
-    assert not w.copies() and not _intents(w.path)
-    assert not [f for f in os.listdir(w.path / ".hoodie") if ".savepoint" in f]
-    for i in range(3):
-        w.theirs(w.rows([f"k{30 + i}"], T0 + 6 * H))
-    w.archive_all()
-    assert Timeline.load(Storage(str(w.path))).first_write_time > c
-    assert w.snapshot() == w.model == w.ours_snapshot()
+    _guard_holds_archival_until_a_command_of_ours(w, version, last_write, c)
 
 
 @VERSIONS

@@ -94,6 +94,22 @@ def java_writes_elsewhere(java, t, n, start_ts=10, path=None, options=ARCHIVE_OF
         java.upsert(path or t.path, [row("n1", start_ts + i, 12, 100 + i, "nyc")], options=options)
 
 
+def guard_holds_archival_until_a_command_of_ours(java, t, s, c, want) -> None:
+    """After Java wrote on past a kill that left copies in slice C without a plan: the guard
+    savepoint on S holds Java's archiver at S (the start is S at most after 6 > 3 commits) and every
+    judge reads ``want``; one command of ours removes the copies, then the guard, and Java's
+    archiver passes C with every judge still reading ``want``."""
+    assert savepoints(t.path) == [f"{s}.savepoint", f"{s}.savepoint.inflight"]
+    assert not archived_past(t.path, s), timeline_names(t.path)
+    assert os.listdir(f"{t.path}/.hoodie/archived"), "Java archived nothing before S: the test shows nothing"
+    assert_all(java, t.path, want)
+    cli(t.path, "clean")  # a command of ours: the dead command's copies, then its guard, go
+    assert not savepoints(t.path)
+    java_writes_elsewhere(java, t, 6, start_ts=20)
+    assert archived_past(t.path, c), timeline_names(t.path)
+    assert_all(java, t.path, want)
+
+
 #: a schedule killed while its copies' bytes are written (every copy staged, none renamed); and
 #: among the renames, the residual window the guard savepoint closes (README): one copy under its
 #: final name, then Java first
@@ -125,15 +141,7 @@ def test_f1_crashed_schedule_then_java_archival(java_hudi, tmp_path, point):
         assert archived_past(t.path, c), timeline_names(t.path)
         assert_all(java, t.path, want)
         return
-    assert savepoints(t.path) == [f"{s}.savepoint", f"{s}.savepoint.inflight"]
-    assert not archived_past(t.path, s), timeline_names(t.path)  # the start is S at most (after 6 > 3 commits)
-    assert os.listdir(f"{t.path}/.hoodie/archived"), "Java archived nothing before S: the test shows nothing"
-    assert_all(java, t.path, want)
-    cli(t.path, "clean")  # a command of ours: the dead schedule's copy, then its guard, go
-    assert not savepoints(t.path)
-    java_writes_elsewhere(java, t, 6, start_ts=20)
-    assert archived_past(t.path, c), timeline_names(t.path)
-    assert_all(java, t.path, want)
+    guard_holds_archival_until_a_command_of_ours(java, t, s, c, want)
 
 
 def test_f1_unschedule_killed_between_the_plan_and_its_copies(java_hudi, tmp_path):
@@ -151,15 +159,7 @@ def test_f1_unschedule_killed_between_the_plan_and_its_copies(java_hudi, tmp_pat
     assert [f for f in os.listdir(f"{t.path}/city=sf") if f.endswith("999999999-0-0")]
     want = {"k0": 0.0, "k1": 11.0, "k2": 22.0, "k3": 3.0, "n1": 105.0}
     java_writes_elsewhere(java, t, 6)
-    assert savepoints(t.path) == [f"{s}.savepoint", f"{s}.savepoint.inflight"]
-    assert not archived_past(t.path, s), timeline_names(t.path)
-    assert os.listdir(f"{t.path}/.hoodie/archived"), "Java archived nothing before S: the test shows nothing"
-    assert_all(java, t.path, want)
-    cli(t.path, "clean")  # a command of ours: the dead unschedule's copies, then its guard, go
-    assert not savepoints(t.path)
-    java_writes_elsewhere(java, t, 6, start_ts=20)
-    assert archived_past(t.path, c), timeline_names(t.path)
-    assert_all(java, t.path, want)
+    guard_holds_archival_until_a_command_of_ours(java, t, s, c, want)
 
 
 @pytest.mark.parametrize("line,version", [("0.14", 6), ("1.1", 9)])
