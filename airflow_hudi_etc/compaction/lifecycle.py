@@ -128,10 +128,9 @@ def unschedule(path: str | Storage, *, instant: str, storage_options: Mapping[st
     guard_s = guard.guard_time(table.timeline, instant) if files and guard.needed(table.timeline) else None
     with heartbeat.hold(storage, instant, what="unschedule"):  # not while the plan is being executed
         intents.record(storage, intents.Intent(instant, "unschedule", files, (), guard_s))
-        made_guard: list[str] = []
-        if guard_s is not None:
+        if guard_s is not None:  # (made whole or not at all: make removes what it made before raising)
             try:
-                guard.make(storage, guard_s, instant, guard.slice_b_files(plan, is_exact_split(plan)), made_guard,
+                guard.make(storage, guard_s, instant, guard.slice_b_files(plan, is_exact_split(plan)), [],
                            what="unscheduled")
             except BaseException:
                 intents.drop(storage, instant)
@@ -146,7 +145,7 @@ def unschedule(path: str | Storage, *, instant: str, storage_options: Mapping[st
         # so does the intent, which validate reports
         removed, kept = intents.remove_copies(storage, files)
         if not kept:  # (a kept file holds Java's data: the guard stays with the intent, validate reports both)
-            if made_guard:
+            if guard_s is not None:
                 guard.remove(storage, guard_s, instant)
             intents.drop(storage, instant)
     out = {"instant": instant, "status": "unscheduled", "links_removed": len(removed)}
