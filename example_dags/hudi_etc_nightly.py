@@ -13,6 +13,13 @@ threshold (a plan another run made may have been executed instead): the run is g
 asset alias ``hudi_etc_ro_fresh`` for the table's asset (``hudi-etc+file:/…``) with the threshold
 in its ``extra``; ``hudi_etc_ro_consumer`` is scheduled on it.
 
+Tables Java created: record once whether its Java writers compact it, before the first run —
+``hudi-etc configure --path <table> --java-compaction on`` (``execute`` then waits for Java's
+compaction to execute the plan and verifies its commit) or ``off`` (every Java writer runs with
+``hoodie.compact.inline=false``; our job executes it). With nothing recorded the execute task fails
+at once with the typed ``java_compaction`` error naming this command (tables made by
+``hudi-etc init``, the demo's included, record ``off``).
+
 ``catchup=False``: unpausing runs the latest day only. Every task runs in the pool
 ``hudi_etc_hudi_etc_nightly.compaction`` (one run of the table at a time): create it once with
 ``airflow pools set hudi_etc_hudi_etc_nightly.compaction 1 "hudi-etc"``. Replay missed days (DAG
