@@ -635,10 +635,13 @@ def _base_late(table: HudiTable, base, index: Mapping[str, dict], threshold_ms: 
         return False
     import pyarrow.parquet as pq
 
-    with table.storage.open(base.path) as f:
+    st = table.storage
+    # a local file by its path; elsewhere a Python file object, read without Arrow threads (one of
+    # them could drop the last reference to it at interpreter exit: parquet_data.read_parquet_bytes)
+    with (contextlib.nullcontext(st.full(base.path)) if st.is_local else st.open(base.path)) as f:
         pf = pq.ParquetFile(f)
         if et not in pf.schema_arrow.names:
             return False
-        col = pf.read(columns=[et]).column(et)
+        col = pf.read(columns=[et], use_threads=st.is_local).column(et)
     mx = pc.max(event_time_millis(col)).as_py()
     return mx is not None and mx > threshold_ms

@@ -7,13 +7,30 @@ from typing import Mapping
 from ..errors import CorruptLogBlockError
 
 
-def decode_parquet_content(content: bytes):
-    """PARQUET_DATA content (§2.2): a whole Parquet file, read into a ``pyarrow.Table``."""
+def read_parquet_bytes(content, columns=None):
+    """A whole Parquet file held in memory, read into a ``pyarrow.Table`` on the calling thread.
+
+    Not ``pq.read_table``: that scans through Arrow's dataset layer, whose worker threads may drop
+    the last reference to the buffer wrapping our Python bytes after the call returned; when that
+    happens while the interpreter exits, the worker cannot take the GIL and the process aborts
+    (SIGABRT, "terminate called without an active exception") after its work is done. A
+    ``ParquetFile`` read without threads keeps the buffer's owner on this thread, closed here."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    pf = pq.ParquetFile(pa.BufferReader(content))
     try:
-        return pq.read_table(pa.BufferReader(content))
+        return pf.read(columns=None if columns is None else list(columns), use_threads=False)
+    finally:
+        pf.close()
+
+
+def decode_parquet_content(content: bytes):
+    """PARQUET_DATA content (§2.2): a whole Parquet file, read into a ``pyarrow.Table``."""
+    import pyarrow as pa
+
+    try:
+        return read_parquet_bytes(content)
     except (pa.ArrowException, OSError, ValueError) as e:
         raise CorruptLogBlockError(f"undecodable Parquet data block: {e}") from None
 

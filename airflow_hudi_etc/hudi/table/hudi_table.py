@@ -254,7 +254,9 @@ class HudiTable:
                                else self.storage.open(rel)) as src:
             pf = pq.ParquetFile(src)
             cols = [n for n in pf.schema_arrow.names if n not in skip]
-            for batch in pf.iter_batches(batch_size=batch_rows, columns=cols):
+            # from a Python file object (remote storage) without Arrow threads: one of them could
+            # drop the last reference to it at interpreter exit (parquet_data.read_parquet_bytes)
+            for batch in pf.iter_batches(batch_size=batch_rows, columns=cols, use_threads=self.storage.is_local):
                 yield pa.Table.from_batches([batch])
 
     def _read_base(self, rel: str, skip_columns: Iterable[str] = ()) -> pa.Table:
@@ -267,11 +269,10 @@ class HudiTable:
             src = self.storage.full(rel)
             cols = [n for n in pq.read_schema(src).names if n not in skip] if skip else None
             return pq.read_table(src, columns=cols)
-        with self.storage.open(rel) as f:
-            if not skip:
-                return pq.read_table(f)
+        with self.storage.open(rel) as f:  # a Python file object: no Arrow threads (see iter_base)
             pf = pq.ParquetFile(f)
-            return pf.read(columns=[n for n in pf.schema_arrow.names if n not in skip])
+            return pf.read(columns=[n for n in pf.schema_arrow.names if n not in skip] if skip else None,
+                           use_threads=False)
 
     def read(
         self,

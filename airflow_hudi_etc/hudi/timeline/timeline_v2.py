@@ -360,15 +360,15 @@ def read_lsm_instants(storage, history_dir: str,
                       columns=("instantTime", "completionTime", "action", "metadata", "plan")) -> list[dict]:
     """The archived instants' rows (``HoodieLSMTimelineInstant``: ``metadata`` = the raw bytes of
     the completed instant file, ``plan`` = those of its requested plan), in file order."""
-    import pyarrow.parquet as pq
+    from ..logformat.parquet_data import read_parquet_bytes
 
     out: list[dict] = []
     for rel in lsm_history_files(storage, history_dir):
-        with storage.open(rel) as fh:
-            try:
-                t = pq.read_table(fh, columns=list(columns))
-            except (KeyError, ValueError, OSError) as e:
-                raise InvalidTimelineError(f"{rel} is not an LSM timeline file: {str(e)[:200]}") from None
+        data = storage.read_bytes(rel)  # small files; read_parquet_bytes says why not a file object
+        try:
+            t = read_parquet_bytes(data, columns)
+        except (KeyError, ValueError, OSError) as e:
+            raise InvalidTimelineError(f"{rel} is not an LSM timeline file: {str(e)[:200]}") from None
         out += t.to_pylist()
     return out
 

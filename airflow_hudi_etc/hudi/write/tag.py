@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..logformat import avro_arrow
+from ..logformat.parquet_data import read_parquet_bytes
 from ..index import bloom as bloom_mod
 from .. import logformat as lf
 from ..file_group.fsview import FileSlice, FileSystemView
@@ -164,7 +165,7 @@ def _avro_block_keys(content: bytes, schema_json: str) -> list:
 
 def _parquet_block_keys(content: bytes) -> list:
     try:
-        return pq.read_table(pa.BufferReader(bytes(content)), columns=[RECORD_KEY]).column(0).to_pylist()
+        return read_parquet_bytes(bytes(content), columns=[RECORD_KEY]).column(0).to_pylist()
     except (pa.ArrowException, OSError, ValueError, KeyError):
         return lf.decode_parquet_content(content).column(RECORD_KEY).to_pylist()
 
@@ -186,6 +187,7 @@ def tag_task(t: TagTask) -> tuple[str, str, list[str]]:
             cands = [k for k, hit in zip(cands, bf.might_contain_many(cands)) if hit]
         if not cands:
             return (t.partition, t.file_id, [])
-        present = set(pf.read(columns=[RECORD_KEY]).column(0).to_pylist())
+        # a Python file object: no Arrow threads (read_parquet_bytes says why)
+        present = set(pf.read(columns=[RECORD_KEY], use_threads=st.is_local).column(0).to_pylist())
     return (t.partition, t.file_id, [k for k in cands if k in present])
 
