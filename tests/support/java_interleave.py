@@ -182,7 +182,13 @@ class JavaWorld:
         self.ro_keys = set(ro)
         t1 = time.monotonic()
         self.cost["judge_java"] += t1 - t0
-        assert snap == want, self.diff("Java snapshot", snap, want)
+        late = self.rollback_past_java_horizon()
+        if late:
+            # not a loss: read again after the next commit, Java's snapshot holds the write
+            self.counts["java_snapshot_not_judged"] = self.counts.get("java_snapshot_not_judged", 0) + 1
+            self.log[-1] += f" (Java snapshot not judged: rollback {late} is newer than the last commit)"
+        else:
+            assert snap == want, self.diff("Java snapshot", snap, want)
         ours = HudiTable.load(str(self.path)).read()
         ours_v = by_key(ours.to_pylist() if ours.num_rows else [], "our snapshot")
         assert ours_v == want, self.diff("our snapshot", ours_v, want)
@@ -192,6 +198,24 @@ class JavaWorld:
             assert rs_v == want, self.diff("hudi-rs snapshot", rs_v, want)
         self.check_ro(ro)
         self.cost["judge_other"] += time.monotonic() - t1
+
+    def rollback_past_java_horizon(self) -> str | None:
+        """Hudi 0.14/0.15's snapshot read scans a file group's logs only up to the newest completed
+        commit/deltacommit (its "latest instant time") and stops at the first block with a newer
+        instant. Java's eager rollback of a killed write gets an instant newer than the write that
+        ran it, and writes its rollback block ahead of that write's block in the same file group:
+        until the next commit, Java's own reader does not see that write (seen with real Java 0.15
+        at seed 110: a Java delete read as not done; after one more Java commit it was). Java's
+        snapshot is then not judged for the step (RO, our reader and hudi-rs still are). Returns
+        the newest such rollback, on table version 6 only: 1.x orders by completion time."""
+        if self.version != 6:
+            return None
+        done = [i for i in self.timeline().instants if i.state == State.COMPLETED]
+        commits = [i.timestamp for i in done if i.action.value in ("commit", "deltacommit", "replacecommit")]
+        rollbacks = [i.timestamp for i in done if i.action.value == "rollback"]
+        horizon = max(commits, default="")
+        late = [r for r in rollbacks if r > horizon]
+        return max(late) if late else None
 
     def check_ro(self, ro: dict) -> None:
         for k, v in ro.items():
