@@ -54,7 +54,7 @@ from .plans import (
     K_LINKS,
     K_LINK_MODE,
     K_THRESHOLD_MS,
-    base_records_filterable,
+    op_base_filterable,
     drop_placeholder,
     final_target,
     is_exact_split,
@@ -307,7 +307,7 @@ def _compact_task(t: CompactTask) -> list[WriteStat]:
         merged = table.read_slice(spec, skip_base_columns=(FILE_NAME,))  # rewritten: not read
         if et and et in merged.column_names and merged.num_rows:
             merged, late = split_at_threshold(table, spec, merged, et, t.split_threshold_ms,
-                                               base_records_filterable(table, op.base_instant if op.base_file else None))
+                                               op_base_filterable(op))
         out = write_base_table(table, rel, merged, name, t.schema_json, et)
     crashpoint("execute.after-base-file")
     log_bytes = sum(t.storage.size(op.path(n)) for n in op.compact_logs)

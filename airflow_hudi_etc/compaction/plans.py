@@ -482,15 +482,36 @@ def drop_placeholder(storage: Storage, rel: str) -> None:
         pass
 
 
-def base_records_filterable(table: HudiTable, base_instant: str | None) -> bool:
+#: operation metric of an exact-split plan: 1.0 when the slice's base records after the threshold
+#: may be left out of the new base (:func:`base_records_filterable`, decided when scheduling)
+M_BASE_FILTERABLE = "hoodieEtcBaseRecordsFilterable"
+
+
+def base_records_filterable(table: HudiTable, base_instant: str | None, stat: Mapping | None) -> bool:
     """May an exact split leave this slice's base records after the threshold out of the new base?
 
-    Only for a base file a write made (inserts: each record is its key's first version here). A
-    base file a compaction made (ours, plain or exact, or Java's) stands for its keys' folded
-    history: a plain compaction kept only each key's merged record, so a record there after the
-    threshold may be the only one left of versions up to it. It stays (RO then holds a version
-    newer than the threshold for that key, never none: the guarantee is kept, exactness is not
-    for those keys)."""
+    Only for a base file that started its file group: a write's inserts, each record its key's
+    first version there. ``stat`` is the write stat of the commit that wrote the base file; it must
+    say ``prevCommit`` null and no update. Any other base file stands for its keys' folded history,
+    and a record there after the threshold may be the only one left of versions up to it:
+    a compaction's (ours, plain or exact, or Java's) kept only each key's merged record, and a Java
+    deltacommit that merged updates or inserts into a small file group rewrote the group's base
+    with what it carried over (real Java 0.15, seed 153 of the slow interleavings: an update after
+    the threshold replaced the only version before it, and the split left the key out of RO). Such
+    records stay (RO then holds a version newer than the threshold for that key, never none: the
+    guarantee is kept, exactness is not for those keys). No stat found (an archived commit): they
+    stay too."""
     if not base_instant:
         return True
-    return not any(i.timestamp == base_instant for i in table.timeline.completed_compactions)
+    if any(i.timestamp == base_instant for i in table.timeline.completed_compactions) or not stat:
+        return False
+    prev = stat.get("prevCommit")
+    return (prev is None or str(prev) in ("", "null")) and not int(stat.get("numUpdateWrites") or 0)
+
+
+def op_base_filterable(op: Operation) -> bool:
+    """The decision the schedule recorded in the operation (:data:`M_BASE_FILTERABLE`); a plan
+    without it (an earlier release's): only a slice without a base file."""
+    if not op.base_file:
+        return True
+    return bool((op.metrics or {}).get(M_BASE_FILTERABLE))

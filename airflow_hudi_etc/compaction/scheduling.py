@@ -55,6 +55,7 @@ from .plans import (
     K_STRATEGY,
     K_THRESHOLD,
     K_THRESHOLD_MS,
+    M_BASE_FILTERABLE,
     base_records_filterable,
     create_links,
     delete_all,
@@ -469,7 +470,10 @@ def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool
     size_of = _log_sizer(storage)
     ops, sources = [], set()
     add_source = sources.add
-    base_index = _base_stats_index(table) if exact_split and usable else {}
+    # the write stats of base files: whether an exact split may filter one; their event times
+    # only where they are of the plan's field
+    base_stats = _base_stats_index(table) if exact_split else {}
+    base_index = base_stats if usable else {}
     # overwrite-latest with an ordering field: a log replaces the base whatever its ordering value,
     # so a compacted prefix must not hold a larger ordering value than a remaining log for one key
     # (event-time ordering: a key the prefix leaves deleted, re-inserted by a remaining log)
@@ -513,19 +517,23 @@ def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool
                 sel = flip_safe_selection(table, s, sel, decoder)
         compact = sel.compact
         # an exact split rewrites a slice without logs to compact when its base holds records after
-        # the threshold that it may leave out (a write's inserts; not a compaction's base)
-        if not compact and not (exact_split and s.base_file and base_records_filterable(table, s.base_instant)
-                                and _base_late(table, s.base_file, base_index, threshold_ms, et_field)):
+        # the threshold that it may leave out (a write's inserts; not a compaction's base, nor one
+        # a Java write merged into)
+        filterable = bool(exact_split and s.base_file
+                          and base_records_filterable(table, s.base_instant, base_stats.get(s.base_file.path)))
+        if not compact and not (filterable and _base_late(table, s.base_file, base_index, threshold_ms, et_field)):
             continue
         nbytes = 0
         for x in compact:
             n = size_of(x)
             if n > 0:
                 nbytes += n
+        metrics = {"TOTAL_LOG_FILES": len(compact), "TOTAL_LOG_FILES_SIZE": nbytes}
+        if exact_split and s.base_file:
+            metrics[M_BASE_FILTERABLE] = 1.0 if filterable else 0.0
         ops.append(operation(
             s.partition, s.file_id, s.base_instant, s.base_file.name if s.base_file else None,
-            tuple([x.name for x in compact]), _link_ops(s.file_id, instant, first, sel.remain),
-            {"TOTAL_LOG_FILES": len(compact), "TOTAL_LOG_FILES_SIZE": nbytes},
+            tuple([x.name for x in compact]), _link_ops(s.file_id, instant, first, sel.remain), metrics,
         ))
     index.save(lg.path for s in slices for lg in s.log_files)
     return ops, sources
@@ -635,13 +643,13 @@ def _base_late(table: HudiTable, base, index: Mapping[str, dict], threshold_ms: 
         return False
     import pyarrow.parquet as pq
 
-    st = table.storage
+    fs = table.storage
     # a local file by its path; elsewhere a Python file object, read without Arrow threads (one of
     # them could drop the last reference to it at interpreter exit: parquet_data.read_parquet_bytes)
-    with (contextlib.nullcontext(st.full(base.path)) if st.is_local else st.open(base.path)) as f:
+    with (contextlib.nullcontext(fs.full(base.path)) if fs.is_local else fs.open(base.path)) as f:
         pf = pq.ParquetFile(f)
         if et not in pf.schema_arrow.names:
             return False
-        col = pf.read(columns=[et], use_threads=st.is_local).column(et)
+        col = pf.read(columns=[et], use_threads=fs.is_local).column(et)
     mx = pc.max(event_time_millis(col)).as_py()
     return mx is not None and mx > threshold_ms
