@@ -38,7 +38,7 @@ from airflow_hudi_etc.hudi.errors import (
 from airflow_hudi_etc.hudi.services.plan import LINK_TOKEN
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
-from airflow_hudi_etc.hudi.timeline.active import Timeline
+from airflow_hudi_etc.hudi.timeline.active import Timeline, iter_write_stats
 from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from java_sim import JavaHudi, enable_metadata_table
 from model_v8 import Model1x
@@ -1216,3 +1216,32 @@ def test_a_killed_execute_temp_file_goes_once_java_executed_the_plan(tmp_path, v
     report = validate(str(w.path))
     assert not report["problems"], report["problems"]
     w.check()
+
+
+# ----------------------------------------------------------------- Java's small-file merge
+def test_exact_split_keeps_what_a_java_merged_base_holds_simulated(tmp_path):
+    """The simulator twin of tests/java/test_java_findings.py::test_exact_split_keeps_what_a_java_
+    merged_base_holds (found by the slow real-Java interleavings): a Java upsert bringing an insert
+    to a small file group without logs merges the group's update into a new base file; the exact
+    split must keep that base's record after the threshold, the only version left of its key."""
+    w = World(tmp_path, 0)
+    rows = [{"key": k, "ts": i + 1, "event_time": T0, "value": float(i + 1), "note": "x", "region": "a"}
+            for i, k in enumerate(("k0000", "k0003"))]
+    write_batch(str(w.path), batch(rows))  # one new file group in region a: inserts
+    w.applied(rows)
+    late = [{**w.model["k0003"], "ts": 10, "value": 10.0, "event_time": T0 + 30 * H},  # after the threshold
+            {"key": "k0006", "ts": 11, "event_time": T0, "value": 11.0, "note": "x", "region": "a"}]
+    _, files = w.java.write(batch(late), small_files=True)
+    w.applied(late)
+    assert len(files) == 1 and files[0].endswith(".parquet")  # premise: a new base version, no log
+    table = HudiTable.load(str(w.path))
+    (st,) = iter_write_stats(table.commit_metadata(table.timeline.completed_writes[-1]))
+    assert (st["numUpdateWrites"], st["numInserts"]) == (1, 1) and st["prevCommit"] not in (None, "null")
+    upd = [{**w.model["k0000"], "ts": 12, "value": 12.0, "event_time": T0 + H}]
+    write_batch(str(w.path), batch(upd))  # a log before the threshold: the slice is compacted
+    w.applied(upd)
+    res = schedule(str(w.path), data_latency="2h", compaction_time=iso(T0 + 24 * H), exact_split=True)
+    assert execute(str(w.path), instant=res.instant)["status"] == "completed"
+    w.check()
+    ro = snapshot(w.path, ro=True)
+    assert {k: r["value"] for k, r in ro.items()} == {"k0000": 12.0, "k0003": 10.0, "k0006": 11.0}

@@ -136,7 +136,42 @@ class JavaHudi:
             return inst, base, latest.version, latest.path
         return inst, base, max(x.version for x in listed) + 1, None
 
-    def write(self, batch: pa.Table, operation: str = "upsert", *, commit: bool = True) -> tuple[str, list[str]]:
+    def _small_file_group(self, table: HudiTable, part: str, taken: set) -> tuple[str, object] | None:
+        """A file group of ``part`` Java's ``UpsertPartitioner`` takes as a small file for inserts:
+        its latest slice has a base file and no log, and no compaction is pending on it."""
+        pending = table.pending_compaction_groups()
+        for s in table.file_system_view().latest_slices():
+            if (s.partition == part and s.base_file is not None and not s.log_files
+                    and (part, s.file_id) not in pending and s.file_id not in taken):
+                return s.file_id, s
+        return None
+
+    def _merged_base_unit(self, table: HudiTable, t: str, idx: int, part: str, s, sub: pa.Table, n_upd: int,
+                          schema_json: str) -> WriteUnit:
+        """Java's small-file path (``BaseSparkDeltaCommitActionExecutor.handleUpdate``: a small
+        file group receiving inserts, no log): ``HoodieMergeHandle`` writes a new base version of
+        the group at T holding its records with the updates and inserts merged in (the incoming
+        record wins: the histories' ordering values rise). Carried-over records get T's commit
+        time here (Java keeps theirs; nothing read here depends on it)."""
+        spec = SliceReadSpec(s.partition, s.file_id, s.base_file.path, ())
+        old = table.read_slice(spec)
+        incoming = set(sub.column("__key").to_pylist())
+        keep = [i for i, k in enumerate(old.column("_hoodie_record_key").to_pylist()) if k not in incoming]
+        kept = old.take(pa.array(keep, pa.int64()))
+        carried = pa.table({f.name: kept.column("_hoodie_record_key" if f.name == "__key" else f.name).cast(f.type)
+                            for f in sub.schema})
+        rows = pa.concat_tables([carried, sub])
+        cfg = table.config
+        name = base_file_name(s.file_id, self._token(idx), t)
+        u = WriteUnit(self.storage, "insert", t, idx, part, s.file_id, name, _ipc(rows), schema_json,
+                      cfg.precombine_field, cfg.event_time_field)
+        self._merged[u.path] = (s.base_instant, n_upd, sub.num_rows - n_upd)
+        return u
+
+    def write(self, batch: pa.Table, operation: str = "upsert", *, commit: bool = True,
+              small_files: bool = False) -> tuple[str, list[str]]:
+        """``small_files``: inserts go into a small file group of their partition as Java's
+        ``UpsertPartitioner`` routes them (:meth:`_merged_base_unit`), with that group's updates."""
         table = HudiTable.load(self.storage)
         cfg = table.config
         prepared = prepare_batch(table, batch, operation)
@@ -152,6 +187,18 @@ class JavaHudi:
         groups = defaultdict(list)
         for i, (k, p) in enumerate(zip(prepared.column("__key").to_pylist(), prepared.column("__part").to_pylist())):
             groups[(p, located.get((p, k)))].append(i)
+        self._merged = {}
+        if small_files and operation == "upsert":
+            taken: set = set()
+            for part in sorted({p for p, f in groups if f is None}):
+                found = self._small_file_group(table, part, taken)
+                if found is None:
+                    continue
+                fid, s = found
+                taken.add(fid)
+                upd, ins = groups.pop((part, fid), []), groups.pop((part, None))
+                sub = prepared.take(pa.array(upd + ins)).drop_columns(["__part"])
+                units.append(self._merged_base_unit(table, t, len(units), part, s, sub, len(upd), schema_json))
         for idx, ((part, fid), rows) in enumerate(sorted(groups.items(), key=lambda x: (x[0][0], x[0][1] or ""))):
             sub = prepared.take(pa.array(rows)).drop_columns(["__part"])
             if fid is None:
@@ -171,6 +218,10 @@ class JavaHudi:
         # our writer's ordering facts: no Java writer records them
         stats = [dataclasses.replace(st, extra={k: v for k, v in st.extra.items() if k != STAT_KEY})
                  for st in map(self._write_unit, units)]
+        for i, st in enumerate(stats):  # a merged base: the slice before, its updates and inserts
+            if st.path in self._merged:
+                prev, n_upd, n_ins = self._merged[st.path]
+                stats[i] = dataclasses.replace(st, prevCommit=prev, numUpdateWrites=n_upd, numInserts=n_ins)
         for part in sorted({u.partition for u in units}):
             if part:
                 _ensure_partition_metadata(self.storage, part, t)
