@@ -1085,7 +1085,7 @@ def run_interleaving(tmp_path, seed: int, steps: int, version: int = 6, java=Non
     after every compaction executed (by us or the simulator) and at the end."""
     w = World(tmp_path, seed, version=version)
     _base(w, 15)
-    counts = dict.fromkeys(OPS + ("plans", "executed_by_us", "executed_by_java"), 0)
+    counts = dict.fromkeys(OPS + ("plans", "executed_by_us", "executed_by_java", "java_small_file_merges"), 0)
     plan_at: dict[str, tuple[int, int]] = {}  # instant → (threshold, history length when planned)
     for _ in range(steps):
         pending = Timeline.load(Storage(str(w.path))).pending_compactions
@@ -1094,7 +1094,12 @@ def run_interleaving(tmp_path, seed: int, steps: int, version: int = 6, java=Non
         w.tick()
         if op in ("our_write", "java_write"):
             rows = w.rows(w.rng.randint(0, 3), w.rng.randint(1, 5))
-            (write_batch(str(w.path), batch(rows)) if op == "our_write" else w.java.write(batch(rows)))
+            if op == "our_write":
+                write_batch(str(w.path), batch(rows))
+            else:  # v6: Java's small-file path now and then (its own draw: the other choices stay)
+                small = version == 6 and random.Random(seed * 100_003 + len(w.history)).random() < 0.4
+                w.java.write(batch(rows), small_files=small)
+                counts["java_small_file_merges"] += len(getattr(w.java, "_merged", {}))
             w.applied(rows)
         elif op in ("our_delete", "java_delete"):
             live = sorted(w.model)
