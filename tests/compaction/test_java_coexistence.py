@@ -1098,7 +1098,7 @@ def run_interleaving(tmp_path, seed: int, steps: int, version: int = 6, java=Non
                 write_batch(str(w.path), batch(rows))
             else:  # v6: Java's small-file path now and then (its own draw: the other choices stay)
                 small = version == 6 and random.Random(seed * 100_003 + len(w.history)).random() < 0.4
-                w.java.write(batch(rows), small_files=small)
+                w.java.write(batch(rows), **({"small_files": True} if small else {}))
                 counts["java_small_file_merges"] += len(getattr(w.java, "_merged", {}))
             w.applied(rows)
         elif op in ("our_delete", "java_delete"):

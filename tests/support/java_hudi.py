@@ -167,7 +167,12 @@ class JavaHudi:
         if files is None:
             raise JavaHudiHarnessError(unavailable_reason(self.line) or f"Java Hudi {self.line} not cached")
         py, jar = files
-        env = dict(os.environ, TZ="UTC", PYSPARK_PYTHON=str(py), SPARK_LOCAL_IP="127.0.0.1")
+        # Spark's scratch dirs (spark-<uuid>, with a copy of the bundle: ~100 MB) under the
+        # server's own folder: a SIGKILLed server (killed_write) cannot remove them itself, and
+        # under /tmp they filled the disk after a few hundred slow runs
+        local = workdir / "spark-local"
+        local.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ, TZ="UTC", PYSPARK_PYTHON=str(py), SPARK_LOCAL_IP="127.0.0.1", SPARK_LOCAL_DIRS=str(local))
         for k in ("PYTHONPATH", "SPARK_HOME", "PYSPARK_DRIVER_PYTHON", "VIRTUAL_ENV"):
             env.pop(k, None)
         return subprocess.Popen(
@@ -217,6 +222,7 @@ class JavaHudi:
             except JavaHudiHarnessError:
                 pass
         self._kill()
+        shutil.rmtree(self.log_dir / "work" / "spark-local", ignore_errors=True)
 
     def __enter__(self):
         self.start()
@@ -349,6 +355,7 @@ class JavaHudi:
             return instant
         finally:
             child._kill()
+            shutil.rmtree(child.log_dir / "work" / "spark-local", ignore_errors=True)
 
     # ------------------------------------------------------------------ table services
     def run_compaction(self, path, instant: str | None = None, *, mode: str | None = None,
