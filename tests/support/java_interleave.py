@@ -215,8 +215,22 @@ class JavaWorld:
         commits = [i.timestamp for i in done if i.action.value in ("commit", "deltacommit", "replacecommit")]
         rollbacks = [i.timestamp for i in done if i.action.value == "rollback"]
         horizon = max(commits, default="")
-        late = [r for r in rollbacks if r > horizon]
+        late = [r for r in rollbacks if r > horizon and self._rollback_wrote_blocks(r)]
         return max(late) if late else None
+
+    def _rollback_wrote_blocks(self, instant: str) -> bool:
+        """Did this completed (v6) rollback write command blocks (``rollbackLogFiles``)? A
+        rollback that only deleted files (ours of an execution, Java's of a failed insert) leaves
+        Java's reader nothing to stop at. Unreadable: taken as yes."""
+        import io
+
+        import fastavro
+
+        try:
+            recs = list(fastavro.reader(io.BytesIO((self.path / ".hoodie" / f"{instant}.rollback").read_bytes())))
+        except (OSError, ValueError):
+            return True
+        return any(pm.get("rollbackLogFiles") for r in recs for pm in (r.get("partitionMetadata") or {}).values())
 
     def check_ro(self, ro: dict) -> None:
         for k, v in ro.items():
