@@ -29,6 +29,7 @@ import pytest
 
 from airflow_hudi_etc.hudi.services import crash
 from airflow_hudi_etc.hudi.errors import HudiEtcError
+from airflow_hudi_etc.api import Table
 from java_checks import assert_all, judges, new_table, row, timeline_names, values
 from java_hudi import JavaHudiError
 
@@ -560,3 +561,23 @@ def test_exact_split_keeps_what_a_java_merged_base_holds(java_hudi, tmp_path, li
     assert_all(java, t.path, {"k0": 100.0, "k1": 11.0, "k2": 2.0})
     # RO: k1's only version left is after the threshold; it stays in the base
     assert_all(java, t.path, {"k0": 100.0, "k1": 11.0, "k2": 2.0}, ro=True)
+
+
+def test_java_10_reads_no_reinserted_key_on_event_time_ordering(java_hudi, tmp_path):
+    """Java 1.0.2's own limit, found by the slow interleavings (v8 seeds 117, 125, 127, 129, 131
+    failed on it after our re-insert): on an event-time-ordering table of version 8, a key deleted
+    and then re-inserted — here by Java's own writes alone — makes Java's snapshot read fail
+    (``ClassCastException``: the delete's Integer 0 against the record's Long ordering value).
+    The interleavings make no such re-insert on that line; this test fails when Java reads it."""
+    from java_hudi import JavaHudiError
+
+    java = java_hudi("1.0")
+    t = Table.create(str(tmp_path / "t"), table_name="t", record_key="k", precombine_field="ts",
+                     event_time_field="event_time", partition_field="city", table_version=8,
+                     payload="event-time-ordering")
+    java.insert(t.path, [row("k0", 1, 10, 0), row("k1", 1, 10, 1)])
+    java.delete(t.path, [row("k0", 2, 10, 0)])
+    java.upsert(t.path, [row("k0", 3, 11, 30)])
+    with pytest.raises(JavaHudiError) as e:
+        java.snapshot(t.path)
+    assert e.value.mentions("ClassCastException")

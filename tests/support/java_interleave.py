@@ -130,6 +130,11 @@ class JavaWorld:
     def rows(self, n_new: int, n_upd: int, *, reinsert: bool = True, java: bool = False) -> list[dict]:
         live = sorted(self.java_keys() if java else self.model)
         keys = self.rng.sample(live, min(n_upd, len(live)))
+        # Java 1.0.2 cannot read back a key deleted then re-inserted on an event-time-ordering
+        # table (ClassCastException Integer -> Long, with Java's own writes alone:
+        # test_java_10_reads_no_reinserted_key_on_event_time_ordering): not made on that line
+        if self.java.line == "1.0" and self.payload == "event-time-ordering":
+            reinsert = False
         if reinsert and self.deleted and self.rng.random() < 0.4:
             keys.append(self.rng.choice(sorted(self.deleted)))
         keys += [f"k{self.next_key + i:04d}" for i in range(n_new)]
