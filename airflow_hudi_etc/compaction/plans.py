@@ -503,7 +503,7 @@ def base_records_filterable(table: HudiTable, base_instant: str | None, stat: Ma
     stay too."""
     if not base_instant:
         return True
-    if any(i.timestamp == base_instant for i in table.timeline.completed_compactions) or not stat:
+    if not stat or base_instant in table.timeline.completed_compaction_times:
         return False
     prev = stat.get("prevCommit")
     return (prev is None or str(prev) in ("", "null")) and not int(stat.get("numUpdateWrites") or 0)

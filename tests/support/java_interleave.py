@@ -38,10 +38,11 @@ from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.trigger import last_threshold
 from airflow_hudi_etc.compaction.validate import validate
 from airflow_hudi_etc.hudi.services import crash
-from airflow_hudi_etc.hudi.errors import HudiEtcError, InvalidInputError
+from airflow_hudi_etc.hudi.errors import HudiEtcError, InvalidInputError, InvalidTimelineError
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
 from airflow_hudi_etc.hudi.timeline.active import State, Timeline
+from airflow_hudi_etc.hudi.timeline.avro_models import read_avro_metadata
 from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from batches import DATA_COLS, batch
 from java_hudi import JavaHudiError
@@ -227,15 +228,11 @@ class JavaWorld:
         """Did this completed (v6) rollback write command blocks (``rollbackLogFiles``)? A
         rollback that only deleted files (ours of an execution, Java's of a failed insert) leaves
         Java's reader nothing to stop at. Unreadable: taken as yes."""
-        import io
-
-        import fastavro
-
         try:
-            recs = list(fastavro.reader(io.BytesIO((self.path / ".hoodie" / f"{instant}.rollback").read_bytes())))
-        except (OSError, ValueError):
+            meta = read_avro_metadata((self.path / ".hoodie" / f"{instant}.rollback").read_bytes())
+        except (OSError, InvalidTimelineError):
             return True
-        return any(pm.get("rollbackLogFiles") for r in recs for pm in (r.get("partitionMetadata") or {}).values())
+        return any(pm.get("rollbackLogFiles") for pm in (meta.get("partitionMetadata") or {}).values())
 
     def check_ro(self, ro: dict) -> None:
         for k, v in ro.items():

@@ -337,6 +337,10 @@ class Timeline:
         return tuple(i for i in self._compactions if i.state is State.COMPLETED)
 
     @cached_property
+    def completed_compaction_times(self) -> frozenset[str]:
+        return frozenset(i.timestamp for i in self.completed_compactions)
+
+    @cached_property
     def pending_writes(self) -> tuple[Instant, ...]:
         """Pending deltacommits/commits (failed or running writers; not table services)."""
         return tuple(
