@@ -18,7 +18,11 @@ Finds, without changing anything:
   not parse (readers and writers would fail on it);
 * ``missing-file``: a base or log file a completed commit wrote, in a file slice still current
   (not cleaned, not replaced), is gone;
-* ``corrupt-base``: a base file whose Parquet footer cannot be read (truncated or damaged).
+* ``corrupt-base``: a base file whose Parquet footer cannot be read (truncated or damaged);
+* ``stuck-write``: a pending write without a heartbeat file (a failed one, or a Java writer of
+  the eager policy still running) with a completed commit after it — Java 1.x compacts past a
+  failed write, and then Java's eager rollback refuses it (``Found commits after time``) and
+  every Java write fails until ``hudi-etc rollback`` (or a write of ours) removes it.
 
 Pending instants' files are listed under ``pending`` (normal while a job runs; a crashed job's
 files are removed by ``rollback`` or the next write).
@@ -45,6 +49,7 @@ from ..hudi.table.hudi_table import HudiTable
 from ..hudi.timeline import avro_models as am
 from ..hudi.services.coexistence import metadata_table_state
 from ..hudi.timeline.active import TEMP_DIR, Action, State, iter_write_stats
+from ..hudi.timeline.instant import WRITE_ACTIONS
 from .execution import verify_links
 from .intents import archived_times, intent_path, is_our_copy, read_intents
 from .java_compaction import recorded
@@ -92,6 +97,7 @@ def validate(path: str | Storage, *, storage_options: Mapping[str, Any] | None =
     _check_pending_links(table, storage, compactions, found)
     _check_intents(storage, found)
     _check_guards(storage, tl, found)
+    _check_stuck_writes(storage, tl, found)
     rolled_back = _rolled_back_logs(table, found)
     mdt = metadata_table_state(storage, table.config)
     if mdt.present:
@@ -306,6 +312,25 @@ def _check_intents(storage: Storage, found: _Findings) -> None:
                           f"{it.command} {it.instant} left {', '.join(changed[:5])}: not the bytes we made (a Java "
                           f"writer wrote into or re-created them); they are kept. Check them by hand: if slice "
                           f"{it.instant} is on no timeline, their blocks are invisible to every reader")
+
+
+def _check_stuck_writes(storage: Storage, tl, found: _Findings) -> None:
+    """A pending write without a heartbeat file and a completed commit, deltacommit, replacecommit
+    or compaction after it: Java's eager rollback of a failed write refuses while a commit newer
+    than it is on the timeline (unless its heartbeat file is there: the leftover of a lazy
+    writer), so Java's writers cannot start until the write is rolled back (our ``rollback``
+    has no such rule: the failed write's marked files and its instant go)."""
+    from ..hudi.services.heartbeat import heartbeat_path
+
+    later = sorted(i.timestamp for i in tl.instants if i.is_completed and (i.action in WRITE_ACTIONS or i.action in (
+        Action.COMPACTION, Action.LOG_COMPACTION)))
+    for w in tl.pending_writes:
+        after = [t for t in later if t > w.timestamp]
+        if after and not storage.exists(heartbeat_path(w.timestamp)):
+            found.problem("stuck-write", w.path(), f"pending write {w.timestamp} has no heartbeat file and commit "
+                          f"{after[0]} completed after it: once its writer is gone, Java's writers refuse to roll it "
+                          f"back (\"Found commits after time\") and fail until `hudi-etc rollback --instant "
+                          f"{w.timestamp}` (or a write of ours) removes it")
 
 
 def _check_guards(storage: Storage, tl, found: _Findings) -> None:

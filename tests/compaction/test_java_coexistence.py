@@ -697,6 +697,32 @@ def test_java_rollback_of_a_failed_write_next_to_our_pending_plan(tmp_path, vers
 
 
 @pytest.mark.parametrize("version", [8, 9])
+def test_java_1x_compaction_past_a_failed_write_sticks_it_until_our_rollback_simulated(tmp_path, version):
+    """Twin of tests/java's ``test_java_1x_compacts_past_its_killed_write_…`` (v8 seed 190 with
+    Java 1.0): a Java write dies, Java's compactor plans and runs past it, and Java's rollback of
+    it refuses (``Found commits after time``) — every Java write would fail. validate names the
+    ``stuck-write``; our rollback removes it, and Java writes again, every reader agreeing."""
+    from java_sim import JavaRollbackError
+
+    w, m = _v1x_world(tmp_path, 25, version)
+    live = sorted(w.model)
+    _java(w, m, [{**w.model[k], "ts": 300 + i, "value": 3.0} for i, k in enumerate(live[:4])])
+    pw = w.java.start_write(batch([{**w.model[k], "ts": 990 + i, "value": 9.0} for i, k in enumerate(live[:3])]))
+    assert pw.paths  # dies after its files
+    assert w.java.compact(schedule=True)
+    with pytest.raises(JavaRollbackError, match="Found commits after time"):
+        w.java.rollback_failed(pw.instant)
+    _judge(w, m, version)
+    stuck = [p for p in validate(str(w.path))["problems"] if p["kind"] == "stuck-write"]
+    assert [pw.instant in p["path"] for p in stuck] == [True], stuck
+    assert rollback(str(w.path), instant=pw.instant)["status"] == "rolled back"
+    assert not [p for p in w.path.rglob("*") if pw.instant in p.name and ".hoodie" not in str(p)]
+    _java(w, m, [{**w.model[k], "ts": 1000 + i, "value": 10.0} for i, k in enumerate(live[2:5])])
+    _judge(w, m, version)
+    assert validate(str(w.path))["ok"]
+
+
+@pytest.mark.parametrize("version", [8, 9])
 def test_java_and_our_compaction_plans_never_share_a_file_group(tmp_path, version):
     """Both ways: Java's compactor plans only file groups not in our pending plan (and its plan
     executed before ours loses nothing); our schedule makes no plan while Java's is pending

@@ -62,3 +62,25 @@ def test_pending_plan_files_are_reported_as_pending_not_orphans(tmp_path):
     r = validate(str(path))
     assert r["ok"] and r["pending_files"], r
     assert all(res.instant in f for f in r["pending_files"])
+
+
+def test_a_failed_write_with_a_commit_after_it_is_a_stuck_write_unless_its_heartbeat_is_there(tmp_path):
+    """Java's eager rollback refuses a failed write once a commit newer than it completed and no
+    heartbeat file is there (``Found commits after time``; tests/java: Java 1.x compacts past its
+    killed write): validate names it with the repair; a newer pending write, or one with a
+    heartbeat file (which Java rolls back out of order), is no such problem."""
+    path, _ = run_history(tmp_path, 1, batches=3, monotone=True)
+    meta = path / ".hoodie"
+    done = sorted(n.split(".")[0] for n in os.listdir(meta) if n.endswith(".deltacommit"))
+    assert len(done) >= 2
+    early = str(int(done[-1]) - 1)  # before the last completed deltacommit
+    late = str(int(done[-1]) + 1)
+    for t in (early, late):
+        (meta / f"{t}.deltacommit.requested").write_bytes(b"")
+        (meta / f"{t}.deltacommit.inflight").write_bytes(b"")
+    stuck = [p for p in validate(str(path))["problems"] if p["kind"] == "stuck-write"]
+    assert [p["path"] for p in stuck] == [f".hoodie/{early}.deltacommit.inflight"], stuck
+    assert f"hudi-etc rollback --instant {early}" in stuck[0]["detail"] and done[-1] in stuck[0]["detail"]
+    (meta / ".heartbeat").mkdir(exist_ok=True)
+    (meta / ".heartbeat" / early).write_bytes(b"")
+    assert "stuck-write" not in kinds(validate(str(path)))

@@ -581,3 +581,33 @@ def test_java_10_reads_no_reinserted_key_on_event_time_ordering(java_hudi, tmp_p
     with pytest.raises(JavaHudiError) as e:
         java.snapshot(t.path)
     assert e.value.mentions("ClassCastException")
+
+
+@pytest.mark.parametrize("line,version", [("1.0", 8), ("1.1", 9)])
+def test_java_1x_compacts_past_its_killed_write_then_refuses_it_until_our_rollback(java_hudi, tmp_path, line, version):
+    """Java's own, found by the slow interleavings (v8 seed 190 with Java 1.0): Java 1.x schedules
+    and runs a compaction past a failed write (0.14 refuses to), and then its eager rollback of
+    that write refuses (``Found commits after time``: a commit newer than the failed write, and no
+    heartbeat file, as writers of the eager policy keep none): every Java write fails, with Java's
+    writes alone. validate names it ``stuck-write``; our ``rollback --instant`` removes the
+    failed write (it has no such rule) and Java writes again, every reader agreeing."""
+    java = java_hudi(line)
+    t = new_table(tmp_path, version)
+    java.upsert(t.path, [row(f"k{i}", 1, 10, i) for i in range(4)])
+    java.upsert(t.path, [row("k1", 2, 11, 11)])
+    killed = java.killed_write(t.path, [row("k2", 3, 12, 22)], after="marker")
+    assert java.run_compaction(t.path)
+    with pytest.raises(JavaHudiError) as e:
+        java.upsert(t.path, [row("k3", 2, 11, 33)])
+    assert e.value.mentions("Found commits after time")
+    assert_all(java, t.path, {"k0": 0.0, "k1": 11.0, "k2": 2.0, "k3": 3.0})
+    stuck = [p for p in t.validate().problems if p["kind"] == "stuck-write"]
+    assert [killed in p["path"] for p in stuck] == [True], t.validate().problems
+    assert f"hudi-etc rollback --instant {killed}" in stuck[0]["detail"]
+    assert "rolled back" in cli(t.path, "rollback", "--instant", killed).stdout
+    assert not [p for p in t.validate().problems if p["kind"] == "stuck-write"]
+    java.upsert(t.path, [row("k3", 2, 11, 33)])
+    assert_all(java, t.path, {"k0": 0.0, "k1": 11.0, "k2": 2.0, "k3": 33.0})
+    assert_all(java, t.path, {"k0": 0.0, "k1": 11.0, "k2": 2.0, "k3": 3.0}, ro=True)
+    report = t.validate()
+    assert report.ok, report.problems

@@ -10,7 +10,8 @@ commit file is an Avro container named ``<r>_<c>.<action>`` written once:
   ``<T>.deltacommit.inflight`` (Avro workload profile: one insert stat per partition with fileId ""
   and prevCommit "null", one per updated file group with its base instant), a log per touched file
   group named with T itself at version 1 (``.{fileId}_{T}.log.1_{token}``, one block with SCHEMA and
-  INSTANT_TIME headers), base files for inserts, then ``<T>_<D>.deltacommit`` with the stat values
+  INSTANT_TIME headers), base files for inserts, each file after its ``.marker.CREATE`` (what real
+  Java 1.0/1.1 leaves for a log too; the markers go at the commit), then ``<T>_<D>.deltacommit`` with the stat values
   the v8 fixture shows (log: prevCommit T, baseFile "", logVersion 1, logOffset 0; insert: prevCommit
   "null", numInserts = numWrites). :meth:`start_write` stops before the commit file and returns a
   :class:`PendingWrite` to complete later: a non-blocking write requested before a compaction C that
@@ -121,6 +122,7 @@ class PendingWrite:
         complete_instant(st, ".hoodie/timeline", self.instant, Action.DELTA_COMMIT, d,
                          _meta(self.stats, operation=self.operation, schema=self.schema, extra=extra))
         self.completion = d
+        delete_marker_dir(st, self.instant)  # as Java's commit does
         return d
 
 
@@ -198,6 +200,7 @@ class JavaHudi1x:
         stats: dict[str, list] = defaultdict(list)
         for u in units:
             t0 = time.monotonic()
+            mark(self.storage, t, u.path, "CREATE")  # 1.x: a CREATE marker per file, the log's too
             size = write_unit(u).fileSizeInBytes
             ms = int((time.monotonic() - t0) * 1000)
             n = _ipc_rows(u.rows)
@@ -236,7 +239,18 @@ class JavaHudi1x:
     def rollback_failed(self, t: str) -> str:
         """``BaseRollbackActionExecutor`` on pending deltacommit ``t`` (v8+): ``r.rollback.requested``
         (plan: every file whose name-instant is t in ``filesToBeDeleted``), inflight, the deletes,
-        ``<r>_<c>.rollback``, then t's requested/inflight files go."""
+        ``<r>_<c>.rollback``, then t's requested/inflight files go. Like Java (``Found commits after
+        time``; tests/java: Java 1.x compacts past its killed write) it refuses, changing nothing,
+        while a commit newer than t completed and t has no heartbeat file (writers of the eager
+        policy keep none)."""
+        from java_sim import JavaRollbackError
+
+        tl = HudiTable.load(self.storage).timeline
+        if not self.storage.exists(f".hoodie/.heartbeat/{t}") and any(
+                i.is_completed and i.timestamp > t and i.action in (Action.COMMIT, Action.DELTA_COMMIT,
+                                                                   Action.REPLACE_COMMIT, Action.COMPACTION)
+                for i in tl.instants):
+            raise JavaRollbackError(f"Found commits after time :{t}, please rollback greater commits first")
         doomed: dict[str, list[str]] = defaultdict(list)
         for f in self.storage.walk_files("", skip_dirs=(".hoodie",)):
             name = f.path.rsplit("/", 1)[-1]
@@ -261,6 +275,7 @@ class JavaHudi1x:
                                     [(t, Action.DELTA_COMMIT.value)], int((time.monotonic() - t0) * 1000))
         complete_instant(self.storage, self.meta_dir, r, Action.ROLLBACK, self.now(),
                          am.write_avro_metadata(am.ROLLBACK_METADATA, meta))
+        delete_marker_dir(self.storage, t)
         for state in (State.INFLIGHT, State.REQUESTED):
             p = Instant(t, Action.DELTA_COMMIT, state, None, self.meta_dir).path()
             if self.storage.exists(p):
