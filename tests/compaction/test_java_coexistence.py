@@ -1122,8 +1122,8 @@ def run_interleaving(tmp_path, seed: int, steps: int, version: int = 6, java=Non
             rows = w.rows(w.rng.randint(0, 3), w.rng.randint(1, 5))
             if op == "our_write":
                 write_batch(str(w.path), batch(rows))
-            else:  # v6: Java's small-file path now and then (its own draw: the other choices stay)
-                small = version == 6 and random.Random(seed * 100_003 + len(w.history)).random() < 0.4
+            else:  # Java's small-file path now and then (its own draw: the other choices stay)
+                small = random.Random(seed * 100_003 + len(w.history)).random() < 0.4
                 w.java.write(batch(rows), **({"small_files": True} if small else {}))
                 counts["java_small_file_merges"] += len(getattr(w.java, "_merged", {}))
             w.applied(rows)
@@ -1250,12 +1250,13 @@ def test_a_killed_execute_temp_file_goes_once_java_executed_the_plan(tmp_path, v
 
 
 # ----------------------------------------------------------------- Java's small-file merge
-def test_exact_split_keeps_what_a_java_merged_base_holds_simulated(tmp_path):
+@pytest.mark.parametrize("version", [6, 8, 9])
+def test_exact_split_keeps_what_a_java_merged_base_holds_simulated(tmp_path, version):
     """The simulator twin of tests/java/test_java_findings.py::test_exact_split_keeps_what_a_java_
     merged_base_holds (found by the slow real-Java interleavings): a Java upsert bringing an insert
     to a small file group without logs merges the group's update into a new base file; the exact
     split must keep that base's record after the threshold, the only version left of its key."""
-    w = World(tmp_path, 0)
+    w = World(tmp_path, 0, version=version)
     rows = [{"key": k, "ts": i + 1, "event_time": T0, "value": float(i + 1), "note": "x", "region": "a"}
             for i, k in enumerate(("k0000", "k0003"))]
     write_batch(str(w.path), batch(rows))  # one new file group in region a: inserts

@@ -159,9 +159,13 @@ class JavaHudi1x:
                 out[(s.partition, k)] = s.file_id
         return out
 
-    def start_write(self, batch: pa.Table, operation: str = "upsert") -> PendingWrite:
+    def start_write(self, batch: pa.Table, operation: str = "upsert", *, small_files: bool = False) -> PendingWrite:
         """Requested, inflight and the data files of a deltacommit; :meth:`PendingWrite.complete`
-        commits it."""
+        commits it. ``small_files``: inserts go into a small file group of their partition (a base,
+        no log, no pending compaction) with that group's updates, merged into a new base version
+        at T (``java_sim.JavaHudi._merged_base_unit``; a MERGE marker), as real Java 1.0/1.1 do —
+        the v6 path, which real Java 1.x was seen to take (tests/java: a killed write's
+        ``.parquet.marker.MERGE``)."""
         table = HudiTable.load(self.storage)
         cfg = table.config
         prepared = prepare_batch(table, batch, operation)
@@ -177,7 +181,22 @@ class JavaHudi1x:
             groups[(p, located.get((p, k)))].append(i)
         profile: dict[str, list] = defaultdict(list)
         units = []
-        for idx, ((part, fid), rows) in enumerate(sorted(groups.items(), key=lambda x: (x[0][0], x[0][1] or ""))):
+        self._merged = {}
+        if small_files and operation == "upsert":
+            taken: set = set()
+            for part in sorted({p for p, f in groups if f is None}):
+                found = self._small_file_group(table, part, taken)
+                if found is None:
+                    continue
+                fid, sl = found
+                taken.add(fid)
+                upd, ins = groups.pop((part, fid), []), groups.pop((part, None))
+                sub = prepared.take(pa.array(upd + ins)).drop_columns(["__part"])
+                profile[part].append(java_stat(fileId=fid, prevCommit=sl.base_instant, numInserts=len(ins),
+                                               numUpdateWrites=len(upd)))
+                units.append(self._merged_base_unit(table, t, len(units), part, sl, sub, len(upd), schema_json))
+        for idx, ((part, fid), rows) in enumerate(sorted(groups.items(), key=lambda x: (x[0][0], x[0][1] or "")),
+                                                  start=len(units)):
             sub = prepared.take(pa.array(rows)).drop_columns(["__part"])
             if fid is None:
                 if operation != "upsert":
@@ -200,11 +219,17 @@ class JavaHudi1x:
         stats: dict[str, list] = defaultdict(list)
         for u in units:
             t0 = time.monotonic()
-            mark(self.storage, t, u.path, "CREATE")  # 1.x: a CREATE marker per file, the log's too
+            merged = self._merged.get(u.path)
+            mark(self.storage, t, u.path, "MERGE" if merged else "CREATE")  # 1.x: a CREATE marker per file, a log's too
             size = write_unit(u).fileSizeInBytes
             ms = int((time.monotonic() - t0) * 1000)
             n = _ipc_rows(u.rows)
-            if u.kind == "insert":
+            if merged:
+                prev, n_upd, n_ins = merged
+                st = java_stat(fileId=u.file_id, path=u.path, prevCommit=prev, numWrites=n, numInserts=n_ins,
+                               numUpdateWrites=n_upd, totalWriteBytes=size, fileSizeInBytes=size,
+                               partitionPath=u.partition, runtimeStats=RuntimeStats(0, ms, 0))
+            elif u.kind == "insert":
                 st = java_stat(fileId=u.file_id, path=u.path, prevCommit="null", numWrites=n, numInserts=n,
                                totalWriteBytes=size, fileSizeInBytes=size, partitionPath=u.partition,
                                runtimeStats=RuntimeStats(0, ms, 0))
@@ -222,8 +247,9 @@ class JavaHudi1x:
         pw.stats = dict(stats)
         return pw
 
-    def write(self, batch: pa.Table, operation: str = "upsert", *, commit: bool = True) -> tuple[str, list[str]]:
-        pw = self.start_write(batch, operation)
+    def write(self, batch: pa.Table, operation: str = "upsert", *, commit: bool = True,
+              small_files: bool = False) -> tuple[str, list[str]]:
+        pw = self.start_write(batch, operation, small_files=small_files)
         if commit:
             pw.complete()
         return pw.instant, pw.paths
