@@ -641,15 +641,11 @@ def _base_late(table: HudiTable, base, index: Mapping[str, dict], threshold_ms: 
         return int(st["maxEventTime"]) > threshold_ms
     if not et:
         return False
-    import pyarrow.parquet as pq
+    from ..hudi.logformat.parquet_data import open_parquet_file
 
-    fs = table.storage
-    # a local file by its path; elsewhere a Python file object, read without Arrow threads (one of
-    # them could drop the last reference to it at interpreter exit: parquet_data.read_parquet_bytes)
-    with (contextlib.nullcontext(fs.full(base.path)) if fs.is_local else fs.open(base.path)) as f:
-        pf = pq.ParquetFile(f)
+    with open_parquet_file(table.storage, base.path) as (pf, threads):
         if et not in pf.schema_arrow.names:
             return False
-        col = pf.read(columns=[et], use_threads=fs.is_local).column(et)
+        col = pf.read(columns=[et], use_threads=threads).column(et)
     mx = pc.max(event_time_millis(col)).as_py()
     return mx is not None and mx > threshold_ms

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+import contextlib
+from typing import TYPE_CHECKING, Iterator, Mapping
 
 from ..errors import CorruptLogBlockError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow.parquet as pq
+
+    from ..storage import Storage
 
 
 def read_parquet_bytes(content, columns=None):
@@ -23,6 +29,22 @@ def read_parquet_bytes(content, columns=None):
         return pf.read(columns=None if columns is None else list(columns), use_threads=False)
     finally:
         pf.close()
+
+
+@contextlib.contextmanager
+def open_parquet_file(storage: "Storage", rel: str) -> Iterator[tuple["pq.ParquetFile", bool]]:
+    """A table's Parquet file and whether Arrow's threads may read it: a local file is opened by
+    its path (threads welcome); elsewhere the storage's Python file object, which must be read
+    without Arrow threads — one of them could drop the last reference to it at interpreter exit
+    (see :func:`read_parquet_bytes`). Closed on leaving."""
+    import pyarrow.parquet as pq
+
+    with (contextlib.nullcontext(storage.full(rel)) if storage.is_local else storage.open(rel)) as src:
+        pf = pq.ParquetFile(src)
+        try:
+            yield pf, storage.is_local
+        finally:
+            pf.close()
 
 
 def decode_parquet_content(content: bytes):

@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 from .. import etc_keys
 from ..errors import CorruptDataFileError, InvalidInputError, InvalidTimelineError, MissingDataFileError
 from ..file_group.fsview import FileSlice, FileSystemView
+from ..logformat.parquet_data import open_parquet_file
 from ..file_group.merge import BlockDecoder, FoldedLogs, ReadFilter, ScanStats, fold_blocks, merge_slice, queue_blocks
 from ..config.properties import TableConfig, load_table_config
 from ..config.schema import COMMIT_TIME, arrow_schema_from_avro, conform, meta_arrow_schema, with_meta_fields
@@ -250,13 +251,9 @@ class HudiTable:
     def iter_base(self, rel: str, skip_columns: Iterable[str] = (), batch_rows: int = 65_536) -> Iterator[pa.Table]:
         """A base file's rows in batches of up to ``batch_rows`` (memory: one batch, not the file)."""
         skip = set(skip_columns)
-        with data_file_errors(rel), (contextlib.nullcontext(self.storage.full(rel)) if self.storage.is_local
-                               else self.storage.open(rel)) as src:
-            pf = pq.ParquetFile(src)
+        with data_file_errors(rel), open_parquet_file(self.storage, rel) as (pf, threads):
             cols = [n for n in pf.schema_arrow.names if n not in skip]
-            # from a Python file object (remote storage) without Arrow threads: one of them could
-            # drop the last reference to it at interpreter exit (parquet_data.read_parquet_bytes)
-            for batch in pf.iter_batches(batch_size=batch_rows, columns=cols, use_threads=self.storage.is_local):
+            for batch in pf.iter_batches(batch_size=batch_rows, columns=cols, use_threads=threads):
                 yield pa.Table.from_batches([batch])
 
     def _read_base(self, rel: str, skip_columns: Iterable[str] = ()) -> pa.Table:
