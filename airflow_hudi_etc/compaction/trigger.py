@@ -217,6 +217,11 @@ def check_readiness(
     if cl:
         return r(False, False, f"pending clustering {cl[0]}")
     if check_pending_writes and tl.pending_writes:
+        from ..hudi.write.undo import stuck_write_detail, stuck_writes
+
+        stuck = stuck_writes(table.storage, tl)
+        if stuck:  # Java's next write will not roll it back: say what will
+            return r(False, False, stuck_write_detail(*stuck[0]))
         return r(False, False, f"pending write {tl.pending_writes[0].timestamp}: roll it back or let it finish first")
     if last is not None and threshold_ms <= last:
         return r(False, True, f"threshold {iso_ms(threshold_ms)} is not past the last compacted threshold {iso_ms(last)}")

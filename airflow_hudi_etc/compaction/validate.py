@@ -49,7 +49,6 @@ from ..hudi.table.hudi_table import HudiTable
 from ..hudi.timeline import avro_models as am
 from ..hudi.services.coexistence import metadata_table_state
 from ..hudi.timeline.active import TEMP_DIR, Action, State, iter_write_stats
-from ..hudi.timeline.instant import WRITE_ACTIONS
 from .execution import verify_links
 from .intents import archived_times, intent_path, is_our_copy, read_intents
 from .java_compaction import recorded
@@ -315,22 +314,12 @@ def _check_intents(storage: Storage, found: _Findings) -> None:
 
 
 def _check_stuck_writes(storage: Storage, tl, found: _Findings) -> None:
-    """A pending write without a heartbeat file and a completed commit, deltacommit, replacecommit
-    or compaction after it: Java's eager rollback of a failed write refuses while a commit newer
-    than it is on the timeline (unless its heartbeat file is there: the leftover of a lazy
-    writer), so Java's writers cannot start until the write is rolled back (our ``rollback``
-    has no such rule: the failed write's marked files and its instant go)."""
-    from ..hudi.services.heartbeat import heartbeat_path
+    """Pending writes Java's writers refuse to roll back (:func:`~airflow_hudi_etc.hudi.write.undo.stuck_writes`)."""
+    from ..hudi.write.undo import stuck_write_detail, stuck_writes
 
-    later = sorted(i.timestamp for i in tl.instants if i.is_completed and (i.action in WRITE_ACTIONS or i.action in (
-        Action.COMPACTION, Action.LOG_COMPACTION)))
-    for w in tl.pending_writes:
-        after = [t for t in later if t > w.timestamp]
-        if after and not storage.exists(heartbeat_path(w.timestamp)):
-            found.problem("stuck-write", w.path(), f"pending write {w.timestamp} has no heartbeat file and commit "
-                          f"{after[0]} completed after it: once its writer is gone, Java's writers refuse to roll it "
-                          f"back (\"Found commits after time\") and fail until `hudi-etc rollback --instant "
-                          f"{w.timestamp}` (or a write of ours) removes it")
+    for write, later in stuck_writes(storage, tl):
+        inst = next(i for i in tl.pending_writes if i.timestamp == write)
+        found.problem("stuck-write", inst.path(), stuck_write_detail(write, later))
 
 
 def _check_guards(storage: Storage, tl, found: _Findings) -> None:

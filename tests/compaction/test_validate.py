@@ -81,6 +81,11 @@ def test_a_failed_write_with_a_commit_after_it_is_a_stuck_write_unless_its_heart
     stuck = [p for p in validate(str(path))["problems"] if p["kind"] == "stuck-write"]
     assert [p["path"] for p in stuck] == [f".hoodie/{early}.deltacommit.inflight"], stuck
     assert f"hudi-etc rollback --instant {early}" in stuck[0]["detail"] and done[-1] in stuck[0]["detail"]
+    # schedule waits on it, and says that Java's next write will not roll it back
+    res = schedule(str(path), data_latency="1h", compaction_time=iso(T0 + 10 * H))
+    assert res.instant is None and f"hudi-etc rollback --instant {early}" in res.reason, res
     (meta / ".heartbeat").mkdir(exist_ok=True)
     (meta / ".heartbeat" / early).write_bytes(b"")
     assert "stuck-write" not in kinds(validate(str(path)))
+    res = schedule(str(path), data_latency="1h", compaction_time=iso(T0 + 10 * H))
+    assert res.instant is None and res.reason == f"pending write {early}: roll it back or let it finish first", res

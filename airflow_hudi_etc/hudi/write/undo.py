@@ -36,6 +36,31 @@ def rollback_failed_writes(storage: Storage, timeline: Timeline | None = None) -
     return done
 
 
+def stuck_writes(storage: Storage, timeline: Timeline) -> list[tuple[str, str]]:
+    """Pending writes Java's eager rollback refuses: ``(write, first later commit)`` for each
+    pending deltacommit/commit without a heartbeat file with a commit, deltacommit, replacecommit
+    or compaction completed after it. Java's ``BaseRollbackActionExecutor`` then throws ``Found
+    commits after time`` (a heartbeat file, which only writers of the lazy policy keep, lets it
+    through), so every Java write fails until the write goes — real Java 1.0/1.1 get there alone,
+    compacting past a killed write. Ours has no such rule (:func:`rollback_write`). A Java writer
+    of the eager policy still running has no heartbeat either: this cannot tell it from a dead one."""
+    later = sorted(i.timestamp for i in timeline.instants if i.is_completed and i.action in (
+        Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.COMPACTION, Action.LOG_COMPACTION))
+    out = []
+    for w in timeline.pending_writes:
+        after = [t for t in later if t > w.timestamp]
+        if after and not storage.exists(heartbeat.heartbeat_path(w.timestamp)):
+            out.append((w.timestamp, after[0]))
+    return out
+
+
+def stuck_write_detail(write: str, later: str) -> str:
+    """What a stuck write (:func:`stuck_writes`) means, and its repair."""
+    return (f"pending write {write} has no heartbeat file and commit {later} completed after it: once its writer is "
+            f"gone, Java's writers refuse to roll it back (\"Found commits after time\") and fail until "
+            f"`hudi-etc rollback --instant {write}` (or a write of ours) removes it")
+
+
 def _refuse_live_write(storage: Storage, instant: str) -> None:
     if heartbeat.is_alive(storage, instant):
         raise InstantExistsError(f"conflict: write {instant} is running (its heartbeat is alive): one writer at a "
