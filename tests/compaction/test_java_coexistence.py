@@ -40,7 +40,7 @@ from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
 from airflow_hudi_etc.hudi.timeline.active import Timeline, iter_write_stats
 from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
-from java_sim import JavaHudi, enable_metadata_table
+from java_sim import JavaHudi, JavaRollbackError, enable_metadata_table
 from model_v8 import Model1x
 from oracle import hudi_rs_read
 from paths import REPO
@@ -702,8 +702,6 @@ def test_java_1x_compaction_past_a_failed_write_sticks_it_until_our_rollback_sim
     Java 1.0): a Java write dies, Java's compactor plans and runs past it, and Java's rollback of
     it refuses (``Found commits after time``) — every Java write would fail. validate names the
     ``stuck-write``; our rollback removes it, and Java writes again, every reader agreeing."""
-    from java_sim import JavaRollbackError
-
     w, m = _v1x_world(tmp_path, 25, version)
     live = sorted(w.model)
     _java(w, m, [{**w.model[k], "ts": 300 + i, "value": 3.0} for i, k in enumerate(live[:4])])
@@ -1095,6 +1093,10 @@ def test_schedule_refuses_copies_on_storage_java_appends_on(tmp_path, monkeypatc
 OPS = ("our_write", "our_delete", "java_write", "java_delete", "java_failed_write", "schedule", "execute",
        "java_compact", "unschedule", "our_clean", "java_clean")
 PENDING_OPS = ("java_write", "java_write", "java_failed_write", "java_compact", "java_clean", "our_write")
+#: versions 8/9 add a Java write killed and left pending (Java's next write rolls it back, or ours
+#: does), and Java's compactor planning its own where no plan is pending — past such a write, as
+#: real Java 1.0/1.1 do (then their rollback of it refuses: the harness repairs it as README says)
+OPS_1X = OPS + ("java_killed_write",)
 
 
 def _java_judges(java, w: World, *, ro: bool = False) -> None:
@@ -1111,14 +1113,40 @@ def run_interleaving(tmp_path, seed: int, steps: int, version: int = 6, java=Non
     after every compaction executed (by us or the simulator) and at the end."""
     w = World(tmp_path, seed, version=version)
     _base(w, 15)
-    counts = dict.fromkeys(OPS + ("plans", "executed_by_us", "executed_by_java", "java_small_file_merges"), 0)
+    ops = OPS if version == 6 else OPS_1X
+    counts = dict.fromkeys(ops + ("plans", "executed_by_us", "executed_by_java", "java_small_file_merges",
+                                  "java_scheduled", "stuck_writes_rolled_back"), 0)
     plan_at: dict[str, tuple[int, int]] = {}  # instant → (threshold, history length when planned)
+    killed: list[str] = []  # 1.x: Java writes that died, still pending
+
+    def java_rolls_back_failed_writes() -> None:
+        """Java's eager rollback before its next write; where Java refuses (a commit completed
+        after the write), validate must say stuck-write and our rollback frees the table."""
+        while killed:
+            t = killed.pop()
+            if t not in {i.timestamp for i in Timeline.load(Storage(str(w.path))).pending_writes}:
+                continue  # a write of ours rolled it back
+            try:
+                w.java.rollback_failed(t)
+            except JavaRollbackError:
+                stuck = [p["path"] for p in validate(str(w.path))["problems"] if p["kind"] == "stuck-write"]
+                assert [t in p for p in stuck] == [True], stuck
+                assert rollback(str(w.path), instant=t)["status"] == "rolled back"
+                counts["stuck_writes_rolled_back"] += 1
+
     for _ in range(steps):
         pending = Timeline.load(Storage(str(w.path))).pending_compactions
         # while a plan is pending, mostly what Java does to it: append, fail, compact, clean
-        op = w.rng.choice(PENDING_OPS if pending and w.rng.random() < 0.6 else OPS)
+        op = w.rng.choice(PENDING_OPS if pending and w.rng.random() < 0.6 else ops)
         w.tick()
-        if op in ("our_write", "java_write"):
+        if op.startswith("java_") and op not in ("java_compact", "java_clean"):
+            java_rolls_back_failed_writes()
+        if op == "java_killed_write":
+            killed.append(w.java.start_write(batch(w.rows(1, 2))).instant)  # dies: nothing of it may show
+        elif op == "java_compact" and not pending and version != 6:
+            if w.java.compact(schedule=True):
+                counts["java_scheduled"] += 1
+        elif op in ("our_write", "java_write"):
             rows = w.rows(w.rng.randint(0, 3), w.rng.randint(1, 5))
             if op == "our_write":
                 write_batch(str(w.path), batch(rows))
@@ -1172,7 +1200,9 @@ def run_interleaving(tmp_path, seed: int, steps: int, version: int = 6, java=Non
             w.java.clean(retain_commits=3)
         counts[op] += 1
         w.check()
-    # the end: everything compacted by whoever, the table valid and every key once
+    # the end: Java's next write rolls back what died, everything compacted by whoever, the table
+    # valid and every key once
+    java_rolls_back_failed_writes()
     if Timeline.load(Storage(str(w.path))).pending_compactions:
         try:
             execute(str(w.path))
