@@ -56,9 +56,10 @@ def stuck_writes(storage: Storage, timeline: Timeline) -> list[tuple[str, str]]:
 
 def stuck_write_detail(write: str, later: str) -> str:
     """What a stuck write (:func:`stuck_writes`) means, and its repair."""
-    return (f"pending write {write} has no heartbeat file and commit {later} completed after it: once its writer is "
-            f"gone, Java's writers refuse to roll it back (\"Found commits after time\") and fail until "
-            f"`hudi-etc rollback --instant {write}` (or a write of ours) removes it")
+    return (f"pending write {write} has no heartbeat file and commit {later} completed after it: if its writer died, "
+            f"Java's writers refuse to roll it back (\"Found commits after time\") and fail until `hudi-etc rollback "
+            f"--instant {write}` (or a write of ours) removes it; if it is still running (a Java writer of the eager "
+            f"policy keeps no heartbeat), let it finish — a rollback would undo it")
 
 
 def _refuse_live_write(storage: Storage, instant: str) -> None:
