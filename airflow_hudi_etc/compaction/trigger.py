@@ -221,7 +221,7 @@ def check_readiness(
 
         stuck = stuck_writes(table.storage, tl)
         if stuck:  # Java's next write will not roll it back: say what will
-            return r(False, False, stuck_write_detail(*stuck[0]))
+            return r(False, False, stuck_write_detail(stuck[0][0].timestamp, stuck[0][1]))
         return r(False, False, f"pending write {tl.pending_writes[0].timestamp}: roll it back or let it finish first")
     if last is not None and threshold_ms <= last:
         return r(False, True, f"threshold {iso_ms(threshold_ms)} is not past the last compacted threshold {iso_ms(last)}")

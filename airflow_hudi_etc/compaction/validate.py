@@ -318,8 +318,7 @@ def _check_stuck_writes(storage: Storage, tl, found: _Findings) -> None:
     from ..hudi.write.undo import stuck_write_detail, stuck_writes
 
     for write, later in stuck_writes(storage, tl):
-        inst = next(i for i in tl.pending_writes if i.timestamp == write)
-        found.problem("stuck-write", inst.path(), stuck_write_detail(write, later))
+        found.problem("stuck-write", write.path(), stuck_write_detail(write.timestamp, later))
 
 
 def _check_guards(storage: Storage, tl, found: _Findings) -> None:

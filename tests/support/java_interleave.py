@@ -418,15 +418,15 @@ class JavaWorld:
         if op in ("java_upsert", "java_upsert_inline"):
             rows = self.rows(self.rng.randint(0, 3), self.rng.randint(1, 5), reinsert=False, java=True)
             inline = op == "java_upsert_inline"
-            freed = self.java_write(lambda: self.java.upsert(self.path, rows, schema=JAVA_DDL, inline_compaction=inline,
-                                                             options=INLINE_OPTS if inline else JAVA_OPTS))
+            _, freed = self.java_write(lambda: self.java.upsert(self.path, rows, schema=JAVA_DDL, inline_compaction=inline,
+                                                                options=INLINE_OPTS if inline else JAVA_OPTS))
             self.applied(rows)
             msg = f"{freed}{op} {len(rows)}: {[a for _, a in self.java.last_instants]}"
         elif op == "java_delete":
             rows = self.deletes(self.rng.randint(1, 2), java=True)
             if not rows:
                 return "java_delete: nothing live"
-            freed = self.java_write(lambda: self.java.delete(self.path, rows, schema=JAVA_DDL, options=JAVA_OPTS))
+            _, freed = self.java_write(lambda: self.java.delete(self.path, rows, schema=JAVA_DDL, options=JAVA_OPTS))
             self.applied(rows, "delete")
             msg = f"{freed}java_delete {[r['key'] for r in rows]}"
         elif op == "java_compact":
@@ -449,10 +449,9 @@ class JavaWorld:
             self.killed_left -= 1
             rows = self.rows(1, 2, reinsert=False, java=True)
             after = self.rng.choice(("inflight", "marker"))
-            killed = []
-            freed = self.java_write(lambda: killed.append(self.java.killed_write(
-                self.path, rows, after=after, schema=JAVA_DDL, options=JAVA_OPTS)))
-            msg = f"{freed}java_killed_write {killed[-1]}"
+            killed, freed = self.java_write(lambda: self.java.killed_write(self.path, rows, after=after, schema=JAVA_DDL,
+                                                                            options=JAVA_OPTS))
+            msg = f"{freed}java_killed_write {killed}"
         elif op == "our_write":
             rows = self.rows(self.rng.randint(0, 3), self.rng.randint(1, 5), reinsert=reinsert)
             self.our_write(rows)
@@ -487,15 +486,15 @@ class JavaWorld:
         self.cost["java_op" if java else "ours"] += time.monotonic() - t0
         return msg
 
-    def java_write(self, write) -> str:
+    def java_write(self, write) -> tuple:
         """Run a Java write; Java's own refusal of a failed write with a commit after it (Java 1.x
         compacts past its killed write, then its eager rollback says ``Found commits after time``:
         test_java_findings.py::test_java_1x_compacts_past_its_killed_write_…) is repaired as README
         tells users: validate names it ``stuck-write``, our ``rollback --instant`` removes it, and
-        the write runs again. Returns what was repaired, for the step's line."""
+        the write runs again. Returns what the write returned and what was repaired, for the
+        step's line."""
         try:
-            write()
-            return ""
+            return write(), ""
         except (JavaHudiError, JavaHudiHarnessError) as e:
             m = re.search(r"Found commits after time :(\d+)", str(e))
             if m is None:
@@ -505,8 +504,7 @@ class JavaWorld:
         assert [failed in p for p in stuck] == [True], f"Java refused {failed}; validate's stuck writes: {stuck}"
         rollback(str(self.path), instant=failed)
         self.counts["java_stuck_write_rolled_back"] = self.counts.get("java_stuck_write_rolled_back", 0) + 1
-        write()
-        return f"[stuck-write {failed}: our rollback] "
+        return write(), f"[stuck-write {failed}: our rollback] "
 
     def run(self, steps: int) -> dict:
         base = self.rows(12, 0)

@@ -168,6 +168,29 @@ class JavaHudi:
         self._merged[u.path] = (s.base_instant, n_upd, sub.num_rows - n_upd)
         return u
 
+    def _small_file_units(self, table: HudiTable, prepared: pa.Table, groups: dict, t: str, schema_json: str,
+                          on: bool) -> list[WriteUnit]:
+        """Java's small-file routing (``UpsertPartitioner``), ``on`` or not: in each partition with
+        inserts, a small file group (:meth:`_small_file_group`) takes them with its updates, merged
+        into a new base version at T (:meth:`_merged_base_unit`). The routed rows leave ``groups``
+        (``(partition, file id or None)`` → row indexes of ``prepared``); ``self._merged`` maps each
+        such unit's path to (the slice before, updates, inserts)."""
+        self._merged = {}
+        units: list[WriteUnit] = []
+        if not on:
+            return units
+        taken: set = set()
+        for part in sorted({p for p, f in groups if f is None}):
+            found = self._small_file_group(table, part, taken)
+            if found is None:
+                continue
+            fid, s = found
+            taken.add(fid)
+            upd, ins = groups.pop((part, fid), []), groups.pop((part, None))
+            sub = prepared.take(pa.array(upd + ins)).drop_columns(["__part"])
+            units.append(self._merged_base_unit(table, t, len(units), part, s, sub, len(upd), schema_json))
+        return units
+
     def write(self, batch: pa.Table, operation: str = "upsert", *, commit: bool = True,
               small_files: bool = False) -> tuple[str, list[str]]:
         """``small_files``: inserts go into a small file group of their partition as Java's
@@ -183,22 +206,10 @@ class JavaHudi:
         self.storage.create_if_absent(req.path(State.INFLIGHT),
                                       commit_bytes(_commit({}, operation.upper()), layout=1))
         located = self._live_keys(table)
-        units = []
         groups = defaultdict(list)
         for i, (k, p) in enumerate(zip(prepared.column("__key").to_pylist(), prepared.column("__part").to_pylist())):
             groups[(p, located.get((p, k)))].append(i)
-        self._merged = {}
-        if small_files and operation == "upsert":
-            taken: set = set()
-            for part in sorted({p for p, f in groups if f is None}):
-                found = self._small_file_group(table, part, taken)
-                if found is None:
-                    continue
-                fid, s = found
-                taken.add(fid)
-                upd, ins = groups.pop((part, fid), []), groups.pop((part, None))
-                sub = prepared.take(pa.array(upd + ins)).drop_columns(["__part"])
-                units.append(self._merged_base_unit(table, t, len(units), part, s, sub, len(upd), schema_json))
+        units = self._small_file_units(table, prepared, groups, t, schema_json, small_files and operation == "upsert")
         for idx, ((part, fid), rows) in enumerate(sorted(groups.items(), key=lambda x: (x[0][0], x[0][1] or ""))):
             sub = prepared.take(pa.array(rows)).drop_columns(["__part"])
             if fid is None:

@@ -180,21 +180,11 @@ class JavaHudi1x:
         for i, (k, p) in enumerate(zip(prepared.column("__key").to_pylist(), prepared.column("__part").to_pylist())):
             groups[(p, located.get((p, k)))].append(i)
         profile: dict[str, list] = defaultdict(list)
-        units = []
-        self._merged = {}
-        if small_files and operation == "upsert":
-            taken: set = set()
-            for part in sorted({p for p, f in groups if f is None}):
-                found = self._small_file_group(table, part, taken)
-                if found is None:
-                    continue
-                fid, sl = found
-                taken.add(fid)
-                upd, ins = groups.pop((part, fid), []), groups.pop((part, None))
-                sub = prepared.take(pa.array(upd + ins)).drop_columns(["__part"])
-                profile[part].append(java_stat(fileId=fid, prevCommit=sl.base_instant, numInserts=len(ins),
-                                               numUpdateWrites=len(upd)))
-                units.append(self._merged_base_unit(table, t, len(units), part, sl, sub, len(upd), schema_json))
+        units = self._small_file_units(table, prepared, groups, t, schema_json, small_files and operation == "upsert")
+        for u in units:
+            prev, n_upd, n_ins = self._merged[u.path]
+            profile[u.partition].append(java_stat(fileId=u.file_id, prevCommit=prev, numInserts=n_ins,
+                                                  numUpdateWrites=n_upd))
         for idx, ((part, fid), rows) in enumerate(sorted(groups.items(), key=lambda x: (x[0][0], x[0][1] or "")),
                                                   start=len(units)):
             sub = prepared.take(pa.array(rows)).drop_columns(["__part"])

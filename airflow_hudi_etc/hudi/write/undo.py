@@ -12,7 +12,7 @@ from ..services import markers
 from ..errors import InstantExistsError, InvalidTimelineError
 from ..services.rollback import rollback_with_instant
 from ..storage import Storage
-from ..timeline.active import Action, Timeline
+from ..timeline.active import Action, Instant, Timeline
 from .units import WriteUnit
 
 
@@ -36,21 +36,20 @@ def rollback_failed_writes(storage: Storage, timeline: Timeline | None = None) -
     return done
 
 
-def stuck_writes(storage: Storage, timeline: Timeline) -> list[tuple[str, str]]:
+def stuck_writes(storage: Storage, timeline: Timeline) -> list[tuple[Instant, str]]:
     """Pending writes Java's eager rollback refuses: ``(write, first later commit)`` for each
-    pending deltacommit/commit without a heartbeat file with a commit, deltacommit, replacecommit
-    or compaction completed after it. Java's ``BaseRollbackActionExecutor`` then throws ``Found
-    commits after time`` (a heartbeat file, which only writers of the lazy policy keep, lets it
-    through), so every Java write fails until the write goes — real Java 1.0/1.1 get there alone,
-    compacting past a killed write. Ours has no such rule (:func:`rollback_write`). A Java writer
-    of the eager policy still running has no heartbeat either: this cannot tell it from a dead one."""
-    later = sorted(i.timestamp for i in timeline.instants if i.is_completed and i.action in (
-        Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.COMPACTION, Action.LOG_COMPACTION))
+    pending deltacommit/commit without a heartbeat file with a write or compaction completed after
+    it (:attr:`Timeline.completed_writes`, Java's completed commits timeline). Java's
+    ``BaseRollbackActionExecutor`` then throws ``Found commits after time`` (a heartbeat file,
+    which only writers of the lazy policy keep, lets it through), so every Java write fails until
+    the write goes — real Java 1.0/1.1 get there alone, compacting past a killed write. Ours has no
+    such rule (:func:`rollback_write`). A Java writer of the eager policy still running has no
+    heartbeat either: this cannot tell it from a dead one."""
     out = []
     for w in timeline.pending_writes:
-        after = [t for t in later if t > w.timestamp]
+        after = [i.timestamp for i in timeline.completed_writes if i.timestamp > w.timestamp]
         if after and not storage.exists(heartbeat.heartbeat_path(w.timestamp)):
-            out.append((w.timestamp, after[0]))
+            out.append((w, min(after)))
     return out
 
 
