@@ -268,15 +268,19 @@ class Table:
         return _frozen(clean(self.storage, retain_commits=retain_commits))
 
     def configure(self, *, timeline_zone: str | None = None, java_compaction: str | None = None,
-                  **settings: Any) -> Mapping[str, Any]:
+                  hoodie: Mapping[str, Any] | None = None, **settings: Any) -> Mapping[str, Any]:
         """Record decisions about the table once, in ``.hoodie/.aux/hudi-etc/settings.json``
         (``hudi-etc configure``; Java's CREATE TABLE rewrites ``hoodie.properties`` without them): ``timeline_zone``, the Java writers' JVM zone (e.g. ``"Europe/Paris"``) of a
         table whose ``hoodie.table.timeline.timezone`` is LOCAL, checked against its instants;
-        ``java_compaction``: ``"on"`` (Java executes the compactions) or ``"off"``."""
+        ``java_compaction``: ``"on"`` (Java executes the compactions) or ``"off"``; ``hoodie``: the Hudi
+        write settings of the table's Java writers that our commands share with them (their
+        concurrency mode and lock provider, e.g. ``{"hoodie.write.concurrency.mode":
+        "optimistic_concurrency_control", "hoodie.write.lock.provider": "org.apache.hudi.client.
+        transaction.lock.ZookeeperBasedLockProvider", ...}``; an empty value removes a key)."""
         from .compaction.configure import configure
 
         return _frozen(configure(self.storage, timeline_zone=timeline_zone, java_compaction=java_compaction,
-                                 **settings))
+                                 hoodie=hoodie, **settings))
 
     def drop_metadata_table(self) -> Mapping[str, Any]:
         from .hudi.services.coexistence import drop_metadata_table

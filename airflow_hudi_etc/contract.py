@@ -106,6 +106,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         Arg("java_compaction", choices=("on", "off"),
             help="on: Java's inline/async compaction executes our plans; off: it is off on every Java writer "
                  "(our execute may run)"),
+        Arg("hoodie", list, (), "KEY=VALUE, repeatable: a Hudi write setting of the table's Java writers that our "
+                                "commands share (hoodie.write.concurrency.mode, hoodie.write.lock.provider, "
+                                "hoodie.write.lock.*, hoodie.cleaner.policy.failed.writes, ...); KEY= removes it"),
     )),
     Command("drop-metadata-table", "drop the Hudi metadata table as a Java writer with hoodie.metadata.enable=false does",
             (PATH,)),

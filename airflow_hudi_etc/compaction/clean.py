@@ -28,6 +28,7 @@ import time
 from typing import Any, Mapping
 
 from .intents import finish_stale_intents
+from ..hudi.concurrency import transaction as commit_path
 from ..hudi.timeline import avro_models as am
 from ..hudi.services.crash import crashpoint
 from ..hudi.errors import InvalidInputError, InvalidTimelineError, UnsafePathError
@@ -181,8 +182,8 @@ def _execute(storage: Storage, table: HudiTable, instant: str, plan: Mapping, t0
                              extra_metadata=plan.get("extraMetadata") or {}, policy=POLICY)
     if layout.completed_path(storage, tl, instant, Action.CLEAN) is None:
         crashpoint("clean.before-complete")
-        layout.complete(storage, tl, instant, Action.CLEAN, am.write_avro_metadata(am.CLEAN_METADATA, meta),
-                        zone=table.timeline_zone)
+        commit_path.complete(storage, tl, instant, Action.CLEAN, am.write_avro_metadata(am.CLEAN_METADATA, meta),
+                             what=f"clean {instant}", zone=table.timeline_zone)
     return {"instant": instant, "status": "resumed and completed" if resumed else "completed",
             "files_deleted": deleted, "earliest_commit_to_retain": eitr.get("timestamp"),
             "partitions": sorted(parts)}

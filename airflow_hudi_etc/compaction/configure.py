@@ -21,7 +21,9 @@ from typing import Any, Callable, Mapping
 from ..hudi.services.coexistence import K_TIMEZONE, timeline_zone_source, zone_named
 from ..hudi.errors import InvalidInputError
 from ..hudi.services.etc_metadata import TABLE_SETTINGS
-from ..hudi.config.etc_settings import SETTINGS_PATH, read_recorded, record
+from ..hudi.concurrency.providers import provider_for
+from ..hudi.concurrency.write_config import WriteConfig, check_keys, parse_pairs
+from ..hudi.config.etc_settings import SETTINGS_PATH, read_hoodie, read_recorded, record, record_hoodie
 from ..hudi.config.properties import load_table_config
 from ..hudi.storage import Storage
 from ..hudi.table.hudi_table import HudiTable
@@ -50,6 +52,20 @@ def _check_timeline_zone(table: HudiTable, name: str, now: _dt.datetime) -> None
             f"(their zone is further east)")
 
 
+def _check_write_config(storage: Storage, before: Mapping[str, str], given: Mapping[str, str]) -> None:
+    """The write settings after the change must name a lock provider this process can take, with
+    its settings, and reach it (a ZooKeeper server that answers): else a typed refusal."""
+    after = {**before, **given}
+    config = WriteConfig({k: v for k, v in after.items() if v})
+    config.concurrency_mode  # noqa: B018 - a mode Hudi does not know is refused
+    provider = provider_for(storage, config)
+    if provider is not None:
+        try:
+            provider.check()
+        finally:
+            provider.close()
+
+
 #: setting name → check(table, normalized value, now); raises a typed error to refuse
 CHECKS: dict[str, Callable[[HudiTable, str, _dt.datetime], None]] = {
     "timeline_zone": _check_timeline_zone,
@@ -57,18 +73,32 @@ CHECKS: dict[str, Callable[[HudiTable, str, _dt.datetime], None]] = {
 
 
 def configure(path: str | Storage, *, storage_options: Mapping[str, Any] | None = None,
-              now: _dt.datetime | None = None, **settings: Any) -> dict:
+              now: _dt.datetime | None = None, hoodie: Mapping[str, Any] | list | None = None,
+              **settings: Any) -> dict:
     """Record ``settings`` (names of :data:`TABLE_SETTINGS`; None values are left out) in the
-    table's settings file. Returns ``{status: configured|unchanged, settings: {name: value}, before:
-    {name: value or None}, recorded_in}``: every recorded setting after the command, and before."""
+    table's settings file, and ``hoodie``, the Hudi write settings of the table's writers (a
+    mapping, or the CLI's ``KEY=VALUE`` strings; an empty value removes a key). Returns ``{status:
+    configured|unchanged, settings: {name: value}, before: {name: value or None}, hoodie: {key:
+    value}, recorded_in}``: every recorded setting after the command, and before."""
     unknown = sorted(set(settings) - set(TABLE_SETTINGS))
     if unknown:
         raise InvalidInputError(f"configure: no setting(s) {unknown}; known: {sorted(TABLE_SETTINGS)}")
     given = {k: v for k, v in settings.items() if v is not None}
-    if not given:
-        raise InvalidInputError(f"configure: give at least one setting ({', '.join(sorted(TABLE_SETTINGS))})")
+    hoodie_given = (parse_pairs(hoodie) if isinstance(hoodie, (list, tuple))
+                    else check_keys(hoodie, "configure hoodie") if hoodie else {})
+    if not given and not hoodie_given:
+        raise InvalidInputError(f"configure: give at least one setting ({', '.join(sorted(TABLE_SETTINGS))}, "
+                                "or --hoodie KEY=VALUE)")
     storage = path if isinstance(path, Storage) else Storage(path, dict(storage_options or {}))
     table = HudiTable.load(storage)  # typed refusals: no table, an unsupported version...
+    hoodie_before = read_hoodie(storage)
+    if hoodie_given:
+        _check_write_config(storage, hoodie_before, hoodie_given)  # refused before anything is written
+    if not given:
+        after = record_hoodie(storage, {k: v for k, v in hoodie_given.items() if v},
+                              remove=[k for k, v in hoodie_given.items() if not v])
+        return {"status": "configured" if after != hoodie_before else "unchanged", "recorded_in": SETTINGS_PATH,
+                "hoodie": after, "hoodie_before": hoodie_before}
     now = now or _dt.datetime.now(_dt.timezone.utc)
     values = {k: TABLE_SETTINGS[k].normalize(v) for k, v in given.items()}
     for k, v in values.items():
@@ -82,8 +112,12 @@ def configure(path: str | Storage, *, storage_options: Mapping[str, Any] | None 
     # (kept there too: hoodie.properties is not rewritten)
     recorded = record(storage, raw, {TABLE_SETTINGS[k].key: v for k, v in values.items()})
     zone, source = timeline_zone_source(load_table_config(storage))
-    return {"status": "configured" if recorded != file_before else "unchanged", "before": before,
-            "recorded_in": SETTINGS_PATH,
+    hoodie_after = hoodie_before
+    if hoodie_given:
+        hoodie_after = record_hoodie(storage, {k: v for k, v in hoodie_given.items() if v},
+                                     remove=[k for k, v in hoodie_given.items() if not v])
+    return {"status": "configured" if (recorded, hoodie_after) != (file_before, hoodie_before) else "unchanged",
+            "before": before, "recorded_in": SETTINGS_PATH, "hoodie": hoodie_after, "hoodie_before": hoodie_before,
             "settings": {**before, **values},
             # what the commands use now: $HUDI_ETC_TIMELINE_TIMEZONE, when set, wins over the record
             "timeline_zone_in_use": None if zone is None else str(zone), "timeline_zone_source": source}

@@ -23,6 +23,7 @@ from .leftovers import drop_execution, record_execution
 from ..hudi import etc_keys as keys
 from ..hudi.services import crash
 from ..hudi.services import heartbeat
+from ..hudi.concurrency import transaction as commit_path
 from ..hudi.timeline import layout
 from ..hudi.services import markers
 from ..hudi import logformat as lf
@@ -121,7 +122,8 @@ def _execute(path: str | Storage, *, instant: str | None, engine, storage_option
     markers.verify_written(storage, instant, [st for stats in results for st in stats])  # all there, as written
     hb.check()  # and this is still the one execution of the plan
     crash.hook("execute.before-commit-file")
-    layout.complete(storage, tl, instant, Action.COMPACTION, layout.commit_data(tl, meta), zone=table.timeline_zone)
+    commit_path.complete(storage, tl, instant, Action.COMPACTION, layout.commit_data(tl, meta),
+                         what=f"compaction {instant}", zone=table.timeline_zone)
     markers.remove_markers(storage, instant)
     return {"instant": instant, "status": "completed", **commit_figures(meta.to_json())}
 

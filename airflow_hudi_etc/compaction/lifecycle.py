@@ -10,6 +10,7 @@ import re
 from typing import Any, Mapping
 
 from . import guard, intents
+from ..hudi.concurrency import transaction as commit_path
 from ..hudi.services import heartbeat
 from ..hudi.timeline import layout
 from ..hudi.services import markers
@@ -95,7 +96,16 @@ def _rollback_execution(storage: Storage, instant: str, plan: CompactionPlan, *,
 
 
 def unschedule(path: str | Storage, *, instant: str, storage_options: Mapping[str, Any] | None = None) -> dict:
-    storage, table, insts = _compaction_instants(path, instant, storage_options)
+    """Withdraw pending plan ``instant`` and its files in slice C, under the table's lock (the
+    checks that no writer put data into slice C are made there, where no writer can commit)."""
+    storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
+    _check_instant(instant)
+    with commit_path.transaction(storage, what=f"unschedule {instant}"):
+        return _unschedule(storage, instant)
+
+
+def _unschedule(storage: Storage, instant: str) -> dict:
+    storage, table, insts = _compaction_instants(storage, instant, None)
     layout2 = table.config.layout_version == 2
     if not insts:
         # a crashed unschedule (or schedule) may have left the plan's .aux copy and its links in

@@ -27,6 +27,7 @@ from typing import Any, Callable, Mapping
 
 import pyarrow.compute as pc
 
+from ..hudi.concurrency import transaction as commit_path
 from ..hudi.services import crash
 from ..hudi.services import heartbeat
 from ..hudi.timeline import layout
@@ -259,7 +260,10 @@ def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode:
         made_guard: list[str] = []  # S once this process made the guard's inflight file (then it is ours)
         make_guard = None if guard_s is None else functools.partial(_make_guard, storage, guard_s, plan, made_guard)
         try:
-            out = _publish_files(storage, planned_on, plan, mode, files, staged, make_guard)
+            # under the table's lock, as Java schedules a table service: no writer of the table
+            # completes an instant between the last re-check and the plan becoming visible
+            with commit_path.transaction(storage, what=f"schedule {instant}"):
+                out = _publish_files(storage, planned_on, plan, mode, files, staged, make_guard)
         except BaseException:
             if not any(i.action is Action.COMPACTION for i in Timeline.load(storage).get(instant)):
                 intents.remove_staged(storage, staged)

@@ -95,5 +95,8 @@ def rollback_with_instant(
         before_complete()
     meta = am.rollback_metadata(r, [instant], {p: {"successDeleteFiles": d} for p, d in deleted.items()},
                                 [(instant, action.value)], int((time.monotonic() - t0) * 1000))
-    layout.complete(storage, timeline, r, Action.ROLLBACK, am.write_avro_metadata(am.ROLLBACK_METADATA, meta), zone=zone)
+    from ..concurrency import transaction as commit_path
+
+    commit_path.complete(storage, timeline, r, Action.ROLLBACK, am.write_avro_metadata(am.ROLLBACK_METADATA, meta),
+                         what=f"rollback {r} of {instant}", zone=zone)
     return r, count

@@ -16,18 +16,21 @@ from ..timeline.active import Action, Instant, Timeline
 from .units import WriteUnit
 
 
-def rollback_failed_writes(storage: Storage, timeline: Timeline | None = None) -> list[str]:
+def rollback_failed_writes(storage: Storage, timeline: Timeline | None = None, *, lazy: bool = False) -> list[str]:
     """Remove pending deltacommits left by crashed writers: their marked files, then the instant.
 
     Files are found through the markers ``.hoodie/.temp/<t>/<partition>/<name>.marker.*`` the
     writer creates before each data file (hudi/services/markers.py). A pending deltacommit whose heartbeat
-    is alive belongs to a running writer: single-writer rule, a typed ``conflict`` (Hudi's lazy
-    policy likewise leaves instants with a live heartbeat alone).
+    is alive belongs to a running writer: single-writer rule, a typed ``conflict``. ``lazy``
+    (Hudi's lazy failed-writes policy, that of multi-writer tables): such a write is left alone and
+    only writes whose heartbeat expired are rolled back.
     """
     timeline = timeline or Timeline.load(storage)
     done = []
     for inst in timeline.pending_writes:
         if inst.action is not Action.DELTA_COMMIT:
+            continue
+        if lazy and heartbeat.is_alive(storage, inst.timestamp):
             continue
         markers.check_markers(storage, inst.timestamp)  # a planted marker is refused before anything
         _refuse_live_write(storage, inst.timestamp)

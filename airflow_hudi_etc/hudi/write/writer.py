@@ -65,6 +65,9 @@ from .insert import BaseFileWriter, base_file_bytes, encode_base_file
 from .prepare import batch_schemas, prepare_batch, read_input
 from .route import plan_units
 from .tag import tag_keys
+from ..concurrency.conflicts import find_conflict
+from ..concurrency.transaction import WriteConflictError, table_write_config, transaction
+from ..concurrency.write_config import WriteConfig
 from .undo import _abort, _single_writer_check, rollback_failed_writes, rollback_write
 from .units import WriteOptions, WriteUnit, _event_range, _from_ipc, _ipc, _put_file
 
@@ -311,23 +314,29 @@ def write_batch(
     engine = engine or LocalEngine()
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
     rolled_back: list[str] = []  # by any attempt
+    config = table_write_config(storage)
+    why = "compaction plans changed"
     for _ in range(PLAN_CHANGE_RETRIES):
         try:
             with contextlib.ExitStack() as held:  # the attempt's heartbeat, released at its end
                 return _write_batch_once(storage, batch, operation=operation, engine=engine, options=options,
-                                         now=now, t_start=t_start, rolled_back=rolled_back, held=held)
+                                         now=now, t_start=t_start, rolled_back=rolled_back, held=held, config=config)
         except _PlansChanged:
             continue
-    raise InstantExistsError(f"conflict: compaction plans changed during each of {PLAN_CHANGE_RETRIES} attempts "
+        except WriteConflictError as e:  # another writer committed on our file groups: write again
+            why = str(e)
+            continue
+    raise InstantExistsError(f"conflict: {why} during each of {PLAN_CHANGE_RETRIES} attempts "
                              "to write this batch; nothing was written, try again")
 
 
 def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engine, options: WriteOptions,
-                      now, t_start: float, rolled_back: list[str], held: contextlib.ExitStack) -> WriteResult:
+                      now, t_start: float, rolled_back: list[str], held: contextlib.ExitStack,
+                      config: WriteConfig) -> WriteResult:
     table = HudiTable.load_writable(storage)
     prepared = prepare_batch(table, batch, operation)  # bad input is refused before anything is written
     if options.rollback_failed_writes and table.timeline.pending_writes:
-        rolled_back += rollback_failed_writes(storage, table.timeline)
+        rolled_back += rollback_failed_writes(storage, table.timeline, lazy=config.lazy_failed_writes)
         table = table.reload()
     _, schema_json, data_schema_json = batch_schemas(table, prepared, operation)
 
@@ -340,7 +349,8 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
     crashpoint("write.after-requested")
     planned: list[WriteUnit] = []
     try:
-        _single_writer_check(storage, instant)
+        if not config.multi_writer:  # multi-writer tables: conflicts are found at commit, under the lock
+            _single_writer_check(storage, instant)
         view = table.file_system_view()
         by_part: dict[str, list[str]] = defaultdict(list)
         for k, p in zip(prepared.column("__key").to_pylist(), prepared.column("__part").to_pylist()):
@@ -364,11 +374,14 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
         meta = CommitMetadata(partitionToWriteStats={p: tuple(s) for p, s in p2s.items()}, compacted=False,
                               extraMetadata={"schema": data_schema_json}, operationType=operation.upper())
         crashpoint("write.before-commit")
-        if Timeline.load(storage).pending_compaction_times != table.timeline.pending_compaction_times:
-            raise _PlansChanged()
-        hb.check()  # still this writer's instant (no other process judged it dead meanwhile)
-        layout.complete(storage, tl0, instant, Action.DELTA_COMMIT, layout.commit_data(tl0, meta),
-                        zone=table.timeline_zone, now=now)
+        touched = {(st.partitionPath or "", st.fileId) for st in stats}
+        with transaction(storage, what=f"write {instant}", config=config) as txn:
+            if txn.timeline().pending_compaction_times != table.timeline.pending_compaction_times:
+                raise _PlansChanged()
+            hb.check()  # still this writer's instant (no other process judged it dead meanwhile)
+            txn.complete(tl0, instant, Action.DELTA_COMMIT, layout.commit_data(tl0, meta),
+                         zone=table.timeline_zone, now=now,
+                         conflict=lambda: find_conflict(table.reload(), tl0, instant, touched))
     except BaseException:
         _abort(storage, instant, planned, tl0)
         raise

@@ -1,0 +1,95 @@
+"""Hudi's table lock, taken by our commands as the table's Java writers take it.
+
+A Java writer in a multi-writer mode (``hoodie.write.concurrency.mode`` OCC or NBCC) holds the
+lock of its ``hoodie.write.lock.provider`` while it completes an instant (conflict check, metadata
+table, the completed file) and while it schedules a table service; our commands hold the same lock
+for the same steps (:mod:`.transaction`). Only the *same* provider with the same settings excludes
+a Java writer: the provider is the one the writers are configured with, recorded once on the table
+(:mod:`.write_config`).
+
+Providers (one module each, picked by class name in :mod:`.providers`): ``FileSystemBasedLockProvider`` (:mod:`.fs_lock`: a lock file created
+exclusively), ``ZookeeperBasedLockProvider`` (:mod:`.zookeeper`: a contender of Curator's
+``InterProcessMutex`` under the same znode). A provider this process cannot take is refused with
+:class:`LockProviderError` before anything is written; a lock not acquired in time is
+:class:`LockTimeoutError` (code ``conflict``: retry later).
+
+Acquiring follows Java's ``LockManager``: up to ``hoodie.write.lock.client.num_retries`` more tries
+after the first, ``hoodie.write.lock.client.wait_time_ms_between_retry`` apart, each try waiting up
+to ``hoodie.write.lock.wait_time_ms`` for providers that can wait (ZooKeeper).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Callable, Iterator
+
+from ..errors import HudiEtcError, InstantExistsError
+from . import write_config as wc
+
+#: Java's defaults (HoodieLockConfig)
+DEFAULT_WAIT_MS = 60_000
+DEFAULT_CLIENT_NUM_RETRIES = 50
+DEFAULT_CLIENT_RETRY_WAIT_MS = 5_000
+
+
+class LockProviderError(HudiEtcError):
+    """The table's lock provider cannot be taken by this process (unknown class, missing settings,
+    storage without atomic creation, no server): refused before anything is written."""
+
+    code = "lock_provider"
+
+
+class LockTimeoutError(InstantExistsError):
+    """The table's lock was not acquired in time (a Java writer or another command holds it):
+    nothing was written by this step; retry."""
+
+    code = "conflict"
+
+
+class LockProvider:
+    """One table lock. ``try_lock(wait_s)`` → whether it is held now; ``unlock()``; ``close()``."""
+
+    name = "lock"
+
+    def try_lock(self, wait_s: float) -> bool:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def unlock(self) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+    def check(self) -> None:
+        """Raise :class:`LockProviderError` if the lock cannot be reached (``configure`` asks)."""
+
+    def owner(self) -> str:
+        """Who holds it, as far as the provider tells (for the timeout's message)."""
+        return ""
+
+
+@contextlib.contextmanager
+def held(provider: LockProvider, config: wc.WriteConfig, *, what: str,
+         sleep: Callable[[float], None] = time.sleep) -> Iterator[None]:
+    """Hold ``provider``'s lock for the block (Java's retry rule, see the module docstring)."""
+    wait_s = config.int(wc.K_WAIT_MS, DEFAULT_WAIT_MS) / 1000
+    retries = config.int(wc.K_CLIENT_NUM_RETRIES, DEFAULT_CLIENT_NUM_RETRIES)
+    between_s = config.int(wc.K_CLIENT_RETRY_WAIT_MS, DEFAULT_CLIENT_RETRY_WAIT_MS) / 1000
+    for attempt in range(retries + 1):
+        if provider.try_lock(wait_s):
+            break
+        if attempt < retries:
+            sleep(between_s)
+    else:
+        owner = provider.owner()
+        raise LockTimeoutError(f"conflict: {what}: the table lock ({provider.name}) was not acquired after "
+                               f"{retries + 1} tries{f'; held by {owner}' if owner else ''}; nothing was "
+                               "written, try again")
+    try:
+        yield
+    finally:
+        provider.unlock()
+
+
+__all__ = ["LockProvider", "LockProviderError", "LockTimeoutError", "held"]

@@ -1,0 +1,103 @@
+"""The one commit path: every instant a command of ours completes or publishes goes through
+:func:`transaction`.
+
+Inside it, in this order, as Java's ``TransactionManager`` does around a commit and around
+``scheduleTableService``: the table's lock is taken (when the table's writers have one,
+:mod:`.locks`), the timeline is read again, the caller's conflict check runs on that timeline
+(:mod:`.conflicts`; a conflict raises :class:`WriteConflictError` and nothing is completed), the
+hooks that must see the commit before it is visible run (the metadata table, ...), the instant is
+completed (or the plan published), and the lock is released.
+
+A table whose writers run single-writer (no ``hoodie.write.lock.provider`` recorded) takes no
+lock: the block runs with a fresh timeline, as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+from ..errors import InstantExistsError
+from ..timeline import layout
+from ..timeline.active import Action, Timeline
+from . import write_config as wc
+from .locks import held
+from .providers import provider_for
+
+
+class WriteConflictError(InstantExistsError):
+    """Another writer completed, or a plan was published on, a file group this commit touches
+    since it started (Hudi's ``HoodieWriteConflictException``): this commit is withdrawn."""
+
+    code = "conflict"
+
+
+#: hooks run inside every transaction, before the instant is completed: f(txn, action, ts)
+_HOOKS: list[Callable[["Transaction", Action, str], None]] = []
+
+
+def add_hook(fn: Callable[["Transaction", Action, str], None]) -> None:
+    if fn not in _HOOKS:
+        _HOOKS.append(fn)
+
+
+def table_write_config(storage) -> wc.WriteConfig:
+    """The table's recorded Hudi write settings with this run's over them."""
+    from ..config.etc_settings import read_hoodie
+
+    return wc.write_config(read_hoodie(storage))
+
+
+@dataclass
+class Transaction:
+    storage: object
+    config: wc.WriteConfig
+    what: str
+    locked: bool
+    completed: list[str] = field(default_factory=list)
+
+    def timeline(self) -> Timeline:
+        """The timeline as it is now (read under the lock when there is one)."""
+        return Timeline.load(self.storage)
+
+    def complete(self, started_on: Timeline, ts: str, action: Action, data: bytes, *,
+                 zone: _dt.tzinfo = _dt.timezone.utc, now: _dt.datetime | None = None,
+                 conflict: Callable[[], str | None] | None = None) -> str:
+        """Run ``conflict`` (a reason refuses), the hooks, then complete instant ``ts``: its path."""
+        reason = conflict() if conflict is not None else None
+        if reason:
+            raise WriteConflictError(reason if reason.startswith("conflict") else f"conflict: {reason}")
+        for hook in list(_HOOKS):
+            hook(self, action, ts)
+        path = layout.complete(self.storage, started_on, ts, action, data, zone=zone, now=now)
+        self.completed.append(path)
+        return path
+
+
+@contextlib.contextmanager
+def transaction(storage, *, what: str, config: wc.WriteConfig | None = None) -> Iterator[Transaction]:
+    """Hold the table's lock (if its writers use one) for the block; see the module docstring."""
+    config = config or table_write_config(storage)
+    provider = provider_for(storage, config)
+    if provider is None:
+        yield Transaction(storage, config, what, locked=False)
+        return
+    try:
+        with held(provider, config, what=what):
+            yield Transaction(storage, config, what, locked=True)
+    finally:
+        provider.close()
+
+
+def complete(storage, started_on: Timeline, ts: str, action: Action, data: bytes, *, what: str,
+             zone: _dt.tzinfo = _dt.timezone.utc, now: _dt.datetime | None = None,
+             conflict: Callable[[Transaction], str | None] | None = None) -> str:
+    """Complete instant ``ts`` through the commit path (one transaction); its path."""
+    with transaction(storage, what=what) as txn:
+        return txn.complete(started_on, ts, action, data, zone=zone, now=now,
+                            conflict=None if conflict is None else (lambda: conflict(txn)))
+
+
+__all__ = ["transaction", "complete", "Transaction", "WriteConflictError", "add_hook", "table_write_config"]

@@ -1,0 +1,180 @@
+"""Hudi's table lock as our commands take it, without a Java process: the file-system provider's
+lock file (Java's name, place and content), Java's retry rule, the recorded write settings
+(``configure --hoodie``), and the one commit path — a commit of ours waits for a lock another
+writer holds and gives up with a typed ``conflict`` leaving the table as it was; a write whose
+file group another writer committed meanwhile is withdrawn and written again (Hudi's OCC rule).
+The same against real Java: tests/java/test_java_lock.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pyarrow as pa
+import pytest
+
+from airflow_hudi_etc.api import Table
+from airflow_hudi_etc.cli import main as cli_main
+from airflow_hudi_etc.hudi.concurrency import write_config as wc
+from airflow_hudi_etc.hudi.concurrency.fs_lock import FileSystemLock
+from airflow_hudi_etc.hudi.concurrency.locks import LockProviderError, LockTimeoutError, held
+from airflow_hudi_etc.hudi.concurrency.transaction import table_write_config
+from airflow_hudi_etc.hudi.config.etc_settings import SETTINGS_PATH
+from airflow_hudi_etc.hudi.errors import HudiEtcError, InvalidInputError
+from airflow_hudi_etc.hudi.services import crash
+from airflow_hudi_etc.hudi.storage import Storage
+from airflow_hudi_etc.hudi.timeline.active import Timeline
+from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
+
+FS = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
+OCC_FS = {"hoodie.write.concurrency.mode": "optimistic_concurrency_control", "hoodie.write.lock.provider": FS,
+          "hoodie.write.lock.client.num_retries": "2", "hoodie.write.lock.client.wait_time_ms_between_retry": "10"}
+
+
+def _table(tmp_path, **conf):
+    p = str(tmp_path / "t")
+    init_table(p, table_name="t", record_key="id", precombine_field="ts", event_time_field="et", java_compaction="off")
+    if conf:
+        Table(p).configure(hoodie=conf)
+    return p
+
+
+def _rows(*ids, ts=1, v="a"):
+    return pa.table({"id": [str(i) for i in ids], "ts": [ts] * len(ids), "et": [1_700_000_000_000] * len(ids),
+                     "v": [v] * len(ids)})
+
+
+def test_lock_file_is_javas_name_place_and_content(tmp_path):
+    """``<table>/.hoodie/lock`` by default, ``<dir>/lock`` with hoodie.write.lock.filesystem.path;
+    Jackson's pretty-printed LockInfo; a second holder is refused until the first releases."""
+    p = _table(tmp_path)
+    st = Storage(p)
+    a, b = (FileSystemLock(st, wc.WriteConfig({wc.K_LOCK_PROVIDER: FS})) for _ in range(2))
+    assert a.try_lock(0) and not b.try_lock(0)
+    raw = (tmp_path / "t" / ".hoodie" / "lock").read_text()
+    assert raw.startswith('{\n  "lockCreateTime" : "') and '"lockThreadName" : "hudi-etc pid' in raw
+    assert set(json.loads(raw)) == {"lockCreateTime", "lockThreadName", "lockStacksInfo"}
+    assert "hudi-etc pid" in b.owner()
+    a.unlock()
+    assert not (tmp_path / "t" / ".hoodie" / "lock").exists() and b.try_lock(0)
+    b.unlock()
+    elsewhere = tmp_path / "locks"
+    c = FileSystemLock(st, wc.WriteConfig({wc.K_LOCK_PROVIDER: FS, "hoodie.write.lock.filesystem.path": str(elsewhere)}))
+    assert c.try_lock(0) and (elsewhere / "lock").is_file()
+    c.unlock()
+
+
+def test_expired_lock_is_taken_and_a_taken_over_lock_is_not_deleted(tmp_path):
+    p = _table(tmp_path)
+    st = Storage(p)
+    lock = tmp_path / "t" / ".hoodie" / "lock"
+    lock.write_text("{}")  # a writer that died holding it
+    cfg = wc.WriteConfig({wc.K_LOCK_PROVIDER: FS, "hoodie.write.lock.filesystem.expire": "1"})
+    a = FileSystemLock(st, cfg)
+    assert not a.try_lock(0)  # fresh: not expired
+    old = time.time() - 120
+    os.utime(lock, (old, old))
+    assert a.try_lock(0)
+    lock.write_text('{"lockThreadName": "someone else"}')  # ours expired and another took it
+    a.unlock()
+    assert lock.read_text() == '{"lockThreadName": "someone else"}'
+    never = FileSystemLock(st, wc.WriteConfig({wc.K_LOCK_PROVIDER: FS}))  # expire 0: never expires
+    os.utime(lock, (0, 0))
+    assert not never.try_lock(0)
+
+
+def test_retries_as_javas_lock_manager_then_a_typed_conflict(tmp_path):
+    p = _table(tmp_path)
+    (tmp_path / "t" / ".hoodie" / "lock").write_text("{}")
+    slept = []
+    cfg = wc.WriteConfig({wc.K_LOCK_PROVIDER: FS, "hoodie.write.lock.client.num_retries": "3",
+                          "hoodie.write.lock.client.wait_time_ms_between_retry": "250"})
+    with pytest.raises(LockTimeoutError, match="not acquired after 4 tries") as e:
+        with held(FileSystemLock(Storage(p), cfg), cfg, what="test", sleep=slept.append):
+            pass
+    assert e.value.code == "conflict" and slept == [0.25, 0.25, 0.25]
+
+
+def test_storage_without_exclusive_create_is_refused():
+    st = Storage("memory://lockless/t")
+    with pytest.raises(LockProviderError, match="creates a file exclusively"):
+        FileSystemLock(st, wc.WriteConfig({wc.K_LOCK_PROVIDER: FS}))
+
+
+def test_configure_hoodie_records_checks_and_removes(tmp_path, capsys):
+    p = _table(tmp_path)
+    settings = tmp_path / "t" / SETTINGS_PATH
+    before = settings.read_bytes()
+    for bad, err in ((["hoodie.table.name=x"], InvalidInputError), (["nokey"], InvalidInputError),
+                     (["hoodie.write.lock.provider=com.example.MyLock"], LockProviderError),
+                     (["hoodie.write.concurrency.mode=sometimes"], InvalidInputError),
+                     (["hoodie.write.concurrency.mode=optimistic_concurrency_control"], LockProviderError)):
+        rc = cli_main(["configure", "--path", p, *sum((["--hoodie", x] for x in bad), [])])
+        out = json.loads(capsys.readouterr().out)
+        assert rc == 2 and out["error"]["type"] == err.__name__, (bad, out)
+        assert settings.read_bytes() == before  # nothing written
+    rc = cli_main(["configure", "--path", p, "--hoodie", f"hoodie.write.lock.provider={FS}",
+                   "--hoodie", "hoodie.write.concurrency.mode=optimistic_concurrency_control"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["status"] == "configured"
+    doc = json.loads(settings.read_text())
+    assert doc["hoodie"] == {"hoodie.write.concurrency.mode": "optimistic_concurrency_control",
+                             "hoodie.write.lock.provider": FS}
+    assert doc["settings"]["hoodie.etc.java.compaction"] == "off"  # the other settings kept
+    cfg = table_write_config(Storage(p))
+    assert cfg.multi_writer and cfg.lazy_failed_writes and cfg.lock_provider == FS
+    assert Table(p).configure(hoodie={"hoodie.write.lock.provider": FS})["status"] == "unchanged"
+    # the run's settings win: $HUDI_ETC_HOODIE_CONF
+    os.environ[wc.ENV_CONF] = json.dumps({"hoodie.write.concurrency.mode": "single_writer"})
+    try:
+        assert not table_write_config(Storage(p)).multi_writer
+    finally:
+        del os.environ[wc.ENV_CONF]
+    Table(p).configure(hoodie={"hoodie.write.concurrency.mode": "", "hoodie.write.lock.provider": ""})
+    assert "hoodie" not in json.loads(settings.read_text())
+
+
+def test_a_commit_waits_for_the_lock_and_gives_up_leaving_the_table_as_it_was(tmp_path):
+    p = _table(tmp_path, **OCC_FS)
+    write_batch(p, _rows(1, 2))
+    before = Timeline.load(Storage(p)).completed_write_times
+    (tmp_path / "t" / ".hoodie" / "lock").write_text('{"lockThreadName" : "a Java writer"}')
+    with pytest.raises(HudiEtcError) as e:
+        write_batch(p, _rows(1, ts=2, v="b"))
+    assert e.value.code == "conflict" and "a Java writer" in str(e.value)
+    tl = Timeline.load(Storage(p))
+    assert tl.completed_write_times == before and not tl.pending_writes  # withdrawn, nothing left
+    assert sorted(Table(p).read().column("v").to_pylist()) == ["a", "a"]
+    (tmp_path / "t" / ".hoodie" / "lock").unlink()
+    write_batch(p, _rows(1, ts=2, v="b"))
+    assert sorted(Table(p).read().column("v").to_pylist()) == ["a", "b"]
+    assert not (tmp_path / "t" / ".hoodie" / "lock").exists()  # released after the commit
+
+
+@pytest.mark.parametrize("same_group", [True, False])
+def test_occ_withdraws_a_write_whose_file_group_another_writer_committed(tmp_path, same_group):
+    """Two writers of ours under OCC: the second commits (to the same file group, or to a new
+    one) while the first is about to commit. Same group: Hudi's rule finds the conflict, the first
+    is withdrawn and written again after the second (its instant is newer, its value wins). Other
+    group: no conflict, the first commits its original instant."""
+    p = _table(tmp_path, **OCC_FS)
+    write_batch(p, _rows(1))
+    inner = {}
+
+    def other_writer(_point):
+        if not inner:
+            inner["busy"] = True  # (its own commit passes this point too)
+            inner["r"] = write_batch(p, _rows(1 if same_group else "new", ts=3, v="other"))
+
+    with crash.hooked("write.before-commit", other_writer):
+        first = write_batch(p, _rows(1, ts=4, v="first"))
+    tl = Timeline.load(Storage(p))
+    assert inner["r"].instant in tl.completed_write_times and first.instant in tl.completed_write_times
+    got = dict(zip(Table(p).read().column("id").to_pylist(), Table(p).read().column("v").to_pylist()))
+    if same_group:
+        assert first.instant > inner["r"].instant  # written again after the other's commit
+        assert got == {"1": "first"}
+    else:
+        assert first.instant < inner["r"].instant
+        assert got == {"1": "first", "new": "other"}
