@@ -2,9 +2,11 @@
 release.
 
 As Java (0.14 to 1.2): the file is ``<dir>/lock`` where ``<dir>`` is
-``hoodie.write.lock.filesystem.path`` when set, else the table's ``.hoodie`` folder; it holds a
-pretty-printed JSON ``LockInfo`` (``lockCreateTime``, ``lockThreadName``, ``lockStacksInfo``),
-which Java reads only to log who holds it. A lock file older than
+``hoodie.write.lock.filesystem.path`` when set, else the table's ``.hoodie`` folder (a Spark
+writer's default; Flink's writers default to ``.hoodie/.aux``, their ``getLockConfig``: record
+that path when Flink writes the table). Java 0.14 fills it with a pretty-printed JSON ``LockInfo``
+(``lockCreateTime``, ``lockThreadName``, ``lockStacksInfo``), 0.15 and later leave it empty; Java
+reads it only to log who holds it, so we write 0.14's form for the message. A lock file older than
 ``hoodie.write.lock.filesystem.expire`` minutes (0, the default: never) is deleted and taken. Java
 refuses the provider on storage without atomic creation (its ``StorageSchemes``; object stores
 among them); so do we, whatever ``hoodie.fs.atomic_creation.support`` says, when our storage

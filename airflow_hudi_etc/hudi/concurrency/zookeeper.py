@@ -2,8 +2,10 @@
 
 Java's provider takes Curator's mutex on the znode ``<base_path>/<lock_key>``
 (``hoodie.write.lock.zookeeper.base_path``; ``hoodie.write.lock.zookeeper.lock_key``, by default
-the table's name) on the server ``hoodie.write.lock.zookeeper.url`` (``host[:port]``, else
-``hoodie.write.lock.zookeeper.port``). Curator's contenders are ephemeral sequential children named
+the table's name) on the server(s) ``hoodie.write.lock.zookeeper.url`` (``host:port[,host:port]``;
+Java never reads ``hoodie.write.lock.zookeeper.port``, so neither do we). Kazoo's own ``Lock``
+recipe is no such contender (its ``<hex>__lock__<seq>`` names hold no ``lock-``: Curator would sort
+them by their whole name and could take the mutex while we hold it). Curator's contenders are ephemeral sequential children named
 ``_c_<uuid>-lock-<10-digit sequence>``; the one with the smallest sequence (the digits after the
 last ``lock-``) holds the mutex, each other watches the one before it. This module is such a
 contender, with the same names, so Java's writers and our commands exclude each other; the node
@@ -23,7 +25,6 @@ from . import write_config as wc
 from .locks import LockProvider, LockProviderError
 
 K_URL = "hoodie.write.lock.zookeeper.url"
-K_PORT = "hoodie.write.lock.zookeeper.port"
 K_BASE = "hoodie.write.lock.zookeeper.base_path"
 K_KEY = "hoodie.write.lock.zookeeper.lock_key"
 K_SESSION_MS = "hoodie.write.lock.zookeeper.session_timeout_ms"
@@ -38,12 +39,11 @@ def sequence_of(child: str) -> str:
 
 
 def connect_string(config: wc.WriteConfig) -> str:
+    """The server(s) as Java connects: ``hoodie.write.lock.zookeeper.url`` as given (Java's provider
+    never reads ``...zookeeper.port``: a url without a port is ZooKeeper's default, 2181)."""
     url = config.get(K_URL)
     if url is None:
         raise LockProviderError(f"ZookeeperBasedLockProvider needs {K_URL}")
-    port = config.get(K_PORT)
-    if port and all(":" not in h for h in url.split(",")):
-        return ",".join(f"{h.strip()}:{port}" for h in url.split(","))
     return url
 
 

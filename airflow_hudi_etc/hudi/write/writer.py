@@ -66,6 +66,7 @@ from .prepare import batch_schemas, prepare_batch, read_input
 from .route import plan_units
 from .tag import tag_keys
 from ..concurrency.conflicts import find_conflict
+from ..services.rollback import pending_rollback_of
 from ..concurrency.transaction import WriteConflictError, table_write_config, transaction
 from ..concurrency.write_config import WriteConfig
 from .undo import _abort, _single_writer_check, rollback_failed_writes, rollback_write
@@ -376,8 +377,14 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
         crashpoint("write.before-commit")
         touched = {(st.partitionPath or "", st.fileId) for st in stats}
         with transaction(storage, what=f"write {instant}", config=config) as txn:
-            if txn.timeline().pending_compaction_times != table.timeline.pending_compaction_times:
+            fresh = txn.timeline()
+            if fresh.pending_compaction_times != table.timeline.pending_compaction_times:
                 raise _PlansChanged()
+            if not any(i.is_pending for i in fresh.get(instant)) or pending_rollback_of(storage, fresh, instant):
+                # a Java writer of the eager failed-writes policy took this write for a failed one
+                raise WriteConflictError(f"conflict: write {instant} was rolled back by another writer while it ran "
+                                         "(Java's eager failed-writes policy; the LAZY policy with a shared lock "
+                                         "leaves a write with a live heartbeat alone)")
             hb.check()  # still this writer's instant (no other process judged it dead meanwhile)
             txn.complete(tl0, instant, Action.DELTA_COMMIT, layout.commit_data(tl0, meta),
                          zone=table.timeline_zone, now=now,

@@ -1,0 +1,200 @@
+"""Hudi's table lock shared with real Java writers in optimistic-concurrency mode.
+
+Java writers configured as a streaming table's are (``hoodie.write.concurrency.mode=
+optimistic_concurrency_control``, a lock provider, the LAZY failed-writes policy) and our commands
+configured with the same keys (``configure --hoodie``) take one lock: while one of ours holds it a
+Java commit waits and, past its retries, fails without committing; Java's writes and ours then go
+on, and Java, hudi-rs and our reader agree with the model. The loss the lock closes: a Java commit
+between schedule's last re-check and the plan becoming visible (its log, in the slice the plan
+closes, dropped when Java executes the plan) happens without the lock and not with it.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from airflow_hudi_etc.hudi.concurrency import write_config as wc
+from airflow_hudi_etc.hudi.concurrency.fs_lock import FileSystemLock
+from airflow_hudi_etc.hudi.services import crash
+from airflow_hudi_etc.hudi.storage import Storage
+from airflow_hudi_etc.hudi.timeline.active import Timeline
+from java_checks import assert_all, judges, new_table, row
+from java_hudi import JavaHudiError
+
+pytestmark = pytest.mark.java
+
+FS = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
+#: the writers' settings (Java's keys), recorded on the table for our commands
+OCC = {"hoodie.write.concurrency.mode": "optimistic_concurrency_control", "hoodie.write.lock.provider": FS,
+       "hoodie.cleaner.policy.failed.writes": "LAZY"}
+#: Java's, with short lock retries so that a refused Java commit is quick
+JAVA_OCC = {**OCC, "hoodie.write.lock.client.num_retries": "2", "hoodie.write.lock.client.wait_time_ms_between_retry": "300",
+            "hoodie.write.lock.num_retries": "2", "hoodie.write.lock.wait_time_ms_between_retry": "300",
+            "hoodie.write.lock.wait_time_ms": "300"}
+#: Java's, waiting long enough (about 30 s) for a command of ours to release the lock
+JAVA_OCC_PATIENT = {**JAVA_OCC, "hoodie.write.lock.client.num_retries": "60",
+                    "hoodie.write.lock.num_retries": "60"}
+LINES = [("0.14", 6), ("0.15", 6), ("1.0", 8), ("1.1", 9)]
+DAY2 = "2026-01-02T00:00:00Z"
+
+
+def _completed(path) -> frozenset:
+    return Timeline.load(Storage(str(path))).completed_write_times
+
+
+@pytest.mark.parametrize("line,version", LINES, ids=[f"{l}-v{v}" for l, v in LINES])
+def test_java_commits_wait_for_our_lock_and_ours_for_javas(java_hudi, tmp_path, line, version):
+    java = java_hudi(line)
+    t = new_table(tmp_path, version)
+    t.configure(hoodie=OCC)
+    p = t.path
+    t.write([row("k1", 1, 10, 1), row("k2", 1, 10, 2)])
+    java.upsert(p, [row("k1", 2, 11, 11)], options=JAVA_OCC)
+    assert not (tmp_path / "t" / ".hoodie" / "lock").exists()  # Java released its lock
+    ours = FileSystemLock(Storage(p), wc.WriteConfig(OCC))
+    assert ours.try_lock(0)  # one of our commands holds the table lock
+    before = _completed(p)
+    try:
+        with pytest.raises(JavaHudiError) as e:
+            java.upsert(p, [row("k2", 2, 11, 22)], options=JAVA_OCC)
+        assert e.value.mentions("lock") or e.value.mentions("Lock"), e.value
+        assert _completed(p) == before  # Java committed nothing while we held it
+    finally:
+        ours.unlock()
+    java.upsert(p, [row("k2", 3, 12, 23)], options=JAVA_OCC)
+    t.write([row("k3", 1, 12, 3)])  # ours, next to Java's refused write (LAZY: left to its heartbeat)
+    assert_all(java, p, {"k1": 11, "k2": 23, "k3": 3})
+
+
+def _schedule_with_java_commit_in_the_window(java, t, *, locked: bool):
+    """Our schedule; at its last re-check a Java upsert of k1 (whose file group the plan
+    compacts). Unlocked: Java commits right there. Locked: Java's write runs in a thread; the
+    hook returns once Java's log is written (its commit then waits for our lock)."""
+    box = {}
+
+    def java_write():
+        try:
+            box["instant"] = java.upsert(t.path, [row("k1", 9, 11, 99)], options=JAVA_OCC_PATIENT if locked else None)
+        except JavaHudiError as e:
+            box["error"] = e
+
+    def at_recheck(_point):
+        if box:
+            return
+        box["started"] = True
+        if not locked:
+            java_write()
+            return
+        th = box["thread"] = threading.Thread(target=java_write)
+        before = set(Timeline.load(Storage(t.path)).instants)
+        th.start()
+        box["requested"] = _wait_for_new_write(t, before, th)
+
+    with crash.hooked("schedule.after-recheck", at_recheck):
+        res = t.compaction.schedule("2h", compaction_time=DAY2)
+    if "thread" in box:
+        box["thread"].join(300)
+    return res, box
+
+
+def _wait_for_new_write(t, before, th):
+    """The instant of the write Java starts (its requested file: Java 0.14/0.15 create it before
+    taking the lock), or None once its thread ended without one. Waits on Java's progress, bounded
+    by the thread's own request timeout."""
+    import time
+
+    while th.is_alive():
+        new = [i.timestamp for i in Timeline.load(Storage(t.path)).pending_writes if i not in before]
+        if new:
+            return new[0]
+        time.sleep(0.05)
+    return None
+
+
+def three_batches(t):
+    """Base k0..k3 (10h); a log k1 (11h); a log k2 (23h): the 2h plan at DAY2 compacts the first log."""
+    t.write([row(f"k{i}", 1, 10, i) for i in range(4)])
+    t.write([row("k1", 2, 11, 11)])
+    t.write([row("k2", 2, 23, 22)])
+
+
+def test_without_the_lock_a_java_commit_at_schedules_last_recheck_is_lost(java_hudi, tmp_path):
+    """The hazard (0.15, v6): Java commits k1=99 into slice B between our re-check and the plan;
+    Java then executes the plan, which does not list that log: k1=99 is gone from every read."""
+    java = java_hudi("0.15")
+    t = new_table(tmp_path, 6, java_compaction="on")
+    three_batches(t)
+    res, box = _schedule_with_java_commit_in_the_window(java, t, locked=False)
+    assert box.get("instant") and res.instant, (res, box)
+    assert java.run_compaction(t.path, res.instant) == [res.instant]
+    got = judges(java, t.path)
+    assert got["java"]["k1"] == 11  # Java's committed 99 dropped: the loss
+
+
+def test_with_the_lock_a_java_write_racing_schedule_loses_nothing(java_hudi, tmp_path):
+    """The same race under the shared lock (0.15, v6): Java's write starts (its requested
+    instant) after our re-check, while schedule holds the lock; Java takes the lock before it
+    lists the table, so it waits, then sees the plan and writes into slice C: Java executes the
+    plan and k1=99 stays, for Java, hudi-rs and our reader."""
+    java = java_hudi("0.15")
+    t = new_table(tmp_path, 6, java_compaction="on")
+    three_batches(t)
+    t.configure(hoodie=OCC)
+    res, box = _schedule_with_java_commit_in_the_window(java, t, locked=True)
+    assert "error" not in box, box["error"]
+    assert box["requested"] and res.instant and box["instant"] == box["requested"] > res.instant, (res, box)
+    assert java.run_compaction(t.path, res.instant) == [res.instant]
+    assert_all(java, t.path, {"k0": 0, "k1": 99, "k2": 22, "k3": 3})
+
+
+def _java_write_while_ours_is_in_flight(java, t, options):
+    """Our write of k3=33; just before it commits, a Java insert of k9=99 into another partition
+    (no file group in common with ours) with ``options``."""
+    box = {}
+
+    def java_write(_point):
+        if not box:
+            box["started"] = True
+            try:
+                box["instant"] = java.upsert(t.path, [row("k9", 5, 12, 99, city="la")], options=options)
+            except JavaHudiError as e:
+                box["error"] = e
+
+    out = {}
+    with crash.hooked("write.before-commit", java_write):
+        try:
+            out["ours"] = t.write([row("k3", 5, 12, 33)])
+        except Exception as e:  # noqa: BLE001 - what happened is what the test states
+            out["error"] = e
+    return out, box
+
+
+def test_without_lazy_a_java_write_rolls_back_ours_in_flight_and_ours_writes_again(java_hudi, tmp_path):
+    """The hazard (0.15, v6, Java's defaults: the eager failed-writes policy): Java's write, in
+    another partition, rolls back our write in progress as a failed one (its rollback instant
+    names ours). Before our commit path checked for it, ours then completed its instant anyway:
+    Java read k3=33, hudi-rs and our reader k3=3. Now the commit finds its instant rolled back and
+    the batch is written again under a new instant; every reader agrees. (Without the lock a Java
+    rollback between that check and our commit is still possible: hence LAZY + the lock.)"""
+    java = java_hudi("0.15")
+    t = new_table(tmp_path, 6)
+    t.write([row("k1", 1, 10, 1), row("k2", 1, 10, 2), row("k3", 1, 10, 3)])
+    out, box = _java_write_while_ours_is_in_flight(java, t, None)
+    assert box.get("instant") and "ours" in out, (out, box)
+    rollbacks = [i for i in Timeline.load(Storage(t.path)).instants if i.action.value == "rollback"]
+    assert rollbacks and out["ours"].instant > box["instant"]  # Java rolled ours back; ours came again
+    assert_all(java, t.path, {"k1": 1, "k2": 2, "k3": 33, "k9": 99})
+
+
+def test_with_the_lock_and_lazy_policy_java_leaves_our_write_in_flight_alone(java_hudi, tmp_path):
+    """Under OCC + LAZY (the writers' settings recorded for ours): Java's write leaves our
+    in-flight write alone (its heartbeat is alive), both commit, every reader sees both."""
+    java = java_hudi("0.15")
+    t = new_table(tmp_path, 6)
+    t.configure(hoodie=OCC)
+    t.write([row("k1", 1, 10, 1), row("k2", 1, 10, 2), row("k3", 1, 10, 3)])
+    out, box = _java_write_while_ours_is_in_flight(java, t, JAVA_OCC_PATIENT)
+    assert "error" not in out and "error" not in box, (out, box)
+    assert_all(java, t.path, {"k1": 1, "k2": 2, "k3": 33, "k9": 99})
