@@ -26,6 +26,16 @@ need_apt() {  # $1 command, $2.. packages
 }
 need_apt java openjdk-17-jre-headless
 need_apt mvn maven
+# a real ZooKeeper server for the lock tests (tests/support/zookeeper_server.py runs it on 127.0.0.1)
+if [ ! -f /usr/share/java/zookeeper.jar ]; then
+  if command -v apt-get >/dev/null 2>&1; then
+    say "no ZooKeeper server; installing Debian's zookeeper package with apt"
+    if [ -z "${_APT_UPDATED:-}" ]; then $SUDO apt-get update -qq; _APT_UPDATED=1; fi
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends zookeeper >&2
+  else
+    say "no apt-get to install Debian's zookeeper package: the ZooKeeper lock tests will skip"
+  fi
+fi
 
 # fetch <artifactId> <version>: 0 when $JARS/<a>-<v>.jar is there afterwards
 fetch() {

@@ -102,3 +102,20 @@ def java_hudi():
     if report and os.environ.get("HUDI_ETC_JAVA_COSTS"):
         with open(os.environ["HUDI_ETC_JAVA_COSTS"], "a", encoding="utf-8") as f:
             f.write(report + "\n")
+
+
+@pytest.fixture(scope="session")
+def zookeeper():
+    """A real ZooKeeper server on 127.0.0.1 (tests/support/zookeeper_server.py): its url
+    ``127.0.0.1:<port>``. Skips without Debian's zookeeper package, or fails when
+    HUDI_ETC_JAVA_REQUIRED=1 (scripts/test.sh installs it)."""
+    from zookeeper_server import ZooKeeperServer, unavailable_reason
+
+    why = unavailable_reason()
+    if why:
+        if os.environ.get("HUDI_ETC_JAVA_REQUIRED") == "1":
+            pytest.fail(f"ZooKeeper required but unavailable: {why}")
+        pytest.skip(why)
+    server = ZooKeeperServer().start()
+    yield server.url
+    server.stop()

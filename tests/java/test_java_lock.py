@@ -44,26 +44,52 @@ def _completed(path) -> frozenset:
     return Timeline.load(Storage(str(path))).completed_write_times
 
 
-@pytest.mark.parametrize("line,version", LINES, ids=[f"{l}-v{v}" for l, v in LINES])
-def test_java_commits_wait_for_our_lock_and_ours_for_javas(java_hudi, tmp_path, line, version):
+ZK = "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"
+CASES = [("fs", line, v) for line, v in LINES] + [("zk", "0.14", 6), ("zk", "1.1", 9)]
+
+
+def _provider(kind, zookeeper_url=None, table="t"):
+    if kind == "fs":
+        return {}
+    # Java 0.14 requires both timeouts; its url is the whole connect string (host:port)
+    return {"hoodie.write.lock.provider": ZK, "hoodie.write.lock.zookeeper.url": zookeeper_url,
+            "hoodie.write.lock.zookeeper.base_path": "/hudi-locks", "hoodie.write.lock.zookeeper.lock_key": table,
+            "hoodie.write.lock.zookeeper.session_timeout_ms": "60000",
+            "hoodie.write.lock.zookeeper.connection_timeout_ms": "15000"}
+
+
+def _our_lock(kind, path, conf):
+    from airflow_hudi_etc.hudi.concurrency.providers import provider_for
+
+    return provider_for(Storage(str(path)), wc.WriteConfig(conf))
+
+
+@pytest.mark.parametrize("kind,line,version", CASES, ids=[f"{k}-{l}-v{v}" for k, l, v in CASES])
+def test_java_commits_wait_for_our_lock_and_ours_for_javas(java_hudi, request, tmp_path, kind, line, version):
+    """FileSystemBasedLockProvider on every line, ZookeeperBasedLockProvider (a real server) on 0.14
+    and 1.1: while one of our commands holds the lock, Java's write fails past its retries and
+    commits nothing; then Java and ours write in turn, and every reader agrees."""
     java = java_hudi(line)
+    zk = request.getfixturevalue("zookeeper") if kind == "zk" else None
+    ours_conf = {**OCC, **_provider(kind, zk)}
+    java_conf = {**JAVA_OCC, **_provider(kind, zk)}
     t = new_table(tmp_path, version)
-    t.configure(hoodie=OCC)
+    t.configure(hoodie=ours_conf)
     p = t.path
     t.write([row("k1", 1, 10, 1), row("k2", 1, 10, 2)])
-    java.upsert(p, [row("k1", 2, 11, 11)], options=JAVA_OCC)
-    assert not (tmp_path / "t" / ".hoodie" / "lock").exists()  # Java released its lock
-    ours = FileSystemLock(Storage(p), wc.WriteConfig(OCC))
+    java.upsert(p, [row("k1", 2, 11, 11)], options=java_conf)
+    assert not (tmp_path / "t" / ".hoodie" / "lock").exists()  # Java released its lock (fs)
+    ours = _our_lock(kind, p, ours_conf)
     assert ours.try_lock(0)  # one of our commands holds the table lock
     before = _completed(p)
     try:
         with pytest.raises(JavaHudiError) as e:
-            java.upsert(p, [row("k2", 2, 11, 22)], options=JAVA_OCC)
+            java.upsert(p, [row("k2", 2, 11, 22)], options=java_conf)
         assert e.value.mentions("lock") or e.value.mentions("Lock"), e.value
         assert _completed(p) == before  # Java committed nothing while we held it
     finally:
-        ours.unlock()
-    java.upsert(p, [row("k2", 3, 12, 23)], options=JAVA_OCC)
+        ours.close()
+    java.upsert(p, [row("k2", 3, 12, 23)], options=java_conf)
     t.write([row("k3", 1, 12, 3)])  # ours, next to Java's refused write (LAZY: left to its heartbeat)
     assert_all(java, p, {"k1": 11, "k2": 23, "k3": 3})
 

@@ -59,7 +59,8 @@ class LockProvider:
         raise NotImplementedError
 
     def close(self) -> None:
-        pass
+        """Release (if held) and let go of any connection."""
+        self.unlock()
 
     def check(self) -> None:
         """Raise :class:`LockProviderError` if the lock cannot be reached (``configure`` asks)."""
