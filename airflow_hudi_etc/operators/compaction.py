@@ -37,6 +37,7 @@ Metrics go to Airflow's ``Stats`` (``hudi_etc.<metric>``, tag ``table``): after 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -157,6 +158,9 @@ class HudiEtcSparkJobOperator(BaseOperator):
         Give a copy on HDFS/S3 for cluster deploy mode.
     :param env_vars: environment of spark-submit (templated; the provider maps it to the driver's
         environment on YARN/K8s).
+    :param hoodie_conf: Hudi write settings for this run (templated), over those recorded on the
+        table with ``hudi-etc configure --hoodie`` (e.g. the lock's ``hoodie.write.lock.*`` keys);
+        passed to the job as ``$HUDI_ETC_HOODIE_CONF``.
     :param result_uri: directory (fsspec URI) for the result file, for cluster deploy mode where
         the driver cannot write to this machine; default a local temporary directory.
     :param hudi_conn_id: ``hudi`` connection for the reads done here (timeline checks, the result
@@ -180,9 +184,11 @@ class HudiEtcSparkJobOperator(BaseOperator):
     #: first-class ``SparkSubmitHook`` arguments (the names ``SparkSubmitOperator`` uses)
     SPARK_RESOURCE_ARGS = ("executor_memory", "driver_memory", "executor_cores", "num_executors",
                            "total_executor_cores", "archives", "jars", "packages", "name", "deploy_mode")
-    template_fields: Sequence[str] = ("table_path", "conf", "py_files", "application", "env_vars", "result_uri",
+    template_fields: Sequence[str] = ("table_path", "conf", "py_files", "application", "env_vars", "hoodie_conf",
+                                      "result_uri",
                                       "conn_id", "hudi_conn_id", "spark_submit_kwargs", *SPARK_RESOURCE_ARGS)
-    template_fields_renderers = {"conf": "json", "env_vars": "json", "spark_submit_kwargs": "json"}
+    template_fields_renderers = {"conf": "json", "env_vars": "json", "hoodie_conf": "json",
+                                 "spark_submit_kwargs": "json"}
     ui_color = "#ffe6cc"
     command: str = ""
 
@@ -195,6 +201,7 @@ class HudiEtcSparkJobOperator(BaseOperator):
         py_files: str | None = None,
         application: str | None = None,
         env_vars: dict[str, Any] | None = None,
+        hoodie_conf: dict[str, Any] | None = None,
         result_uri: str | None = None,
         hudi_conn_id: str | None = "hudi_default",
         spark_submit_kwargs: dict[str, Any] | None = None,
@@ -235,6 +242,7 @@ class HudiEtcSparkJobOperator(BaseOperator):
         self.py_files = py_files
         self.application = application
         self.env_vars = env_vars
+        self.hoodie_conf = hoodie_conf
         self.result_uri = result_uri
         self.hudi_conn_id = hudi_conn_id
         self.spark_submit_kwargs = dict(spark_submit_kwargs or {})
@@ -289,6 +297,10 @@ class HudiEtcSparkJobOperator(BaseOperator):
         resolved = getattr(ProcessGroupSparkSubmitHook(conn_id=self.conn_id, **{
             k: v for k, v in kwargs.items() if k in ("deploy_mode", "spark_binary")}), "_connection", None) or {}
         user_env = {str(k): str(v) for k, v in (self.env_vars or {}).items()}
+        if self.hoodie_conf:  # checked here: a key that is no Hudi write setting fails the task before submitting
+            from ..hudi.concurrency.write_config import ENV_CONF, check_keys
+
+            user_env[ENV_CONF] = json.dumps(check_keys(self.hoodie_conf, "hoodie_conf"))
         s = submit_settings(resolved.get("master"), deploy_mode=resolved.get("deploy_mode"),
                             conf={str(k): str(v) for k, v in conf.items()}, env={**os.environ, **user_env},
                             py_files=self.py_files)

@@ -249,7 +249,8 @@ def test_spark_resource_arguments_are_first_class_and_templated(table, monkeypat
             hudi_conn_id="{{ params.hudi }}", executor_memory="{{ params.mem }}", driver_memory="1g",
             executor_cores="{{ params.n }}", num_executors="{{ params.n }}", total_executor_cores=4,
             archives="env.tar.gz#environment", jars="a.jar", packages="org.x:y:1.0", name="{{ dag.dag_id }}-x",
-            deploy_mode="client", py_files="none", spark_submit_kwargs={"verbose": "{{ params.n == '2' }}"})
+            deploy_mode="client", py_files="none", spark_submit_kwargs={"verbose": "{{ params.n == '2' }}"},
+            hoodie_conf={"hoodie.write.lock.wait_time_ms": "{{ params.n }}000"})
     airflow_env.register(dag)
     dr = dag.test()
     assert str(dr.state) == "success"
@@ -265,6 +266,7 @@ def test_spark_resource_arguments_are_first_class_and_templated(table, monkeypat
     assert (opt("--archives"), opt("--jars"), opt("--packages"), opt("--name"), opt("--deploy-mode")) == (
         "env.tar.gz#environment", "a.jar", "org.x:y:1.0", "hudi_etc_test_resources-x", "client")
     assert "--verbose" in cmd
+    assert json.loads(job["env"]["HUDI_ETC_HOODIE_CONF"]) == {"hoodie.write.lock.wait_time_ms": "2000"}  # templated
     assert job["argv"][:3] == ["execute", "--path", str(table)]
     with pytest.raises(InvalidInputError, match="num_executors 'many'"):
         ExecuteCompactionOperator(task_id="e", table_path=str(table), num_executors="many").spark_submit_args()

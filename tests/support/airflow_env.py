@@ -123,7 +123,7 @@ def jobs_in_process(monkeypatch) -> list[dict]:
     --result-file F <command> <args>`` becomes the same command through the CLI's handlers (local
     engine), its result (or error envelope) written to F as jobs.py writes it; a job error fails
     the submit as spark-submit's exit status 2 does. Returns what was submitted: ``{"argv": the
-    job's argv, "cmd": the spark-submit command the provider's hook built}``."""
+    job's argv, "cmd": the spark-submit command the provider's hook built, "env": its env_vars}``."""
     from airflow.sdk.exceptions import AirflowException
 
     from airflow_hudi_etc.cli import run_command
@@ -135,7 +135,8 @@ def jobs_in_process(monkeypatch) -> list[dict]:
 
     def submit(self, application="", **kwargs):
         result_file, argv = split_job_argv([str(x) for x in self._application_args])
-        submitted.append({"argv": argv, "cmd": self._build_spark_submit_command(application)})
+        submitted.append({"argv": argv, "cmd": self._build_spark_submit_command(application),
+                          "env": dict(self._env_vars or {})})
         try:
             write_result(result_file, run_command(parse(argv), argv))
         except HudiEtcError as e:
