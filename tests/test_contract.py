@@ -44,7 +44,7 @@ def _sample(a: contract.Arg):
     if a.type is int:
         return 7
     if a.type is list:
-        return list(a.choices[:1] or ("x",))
+        return list((a.choices or ("x",))[:1])
     return a.choices[-1] if a.choices else f"v-{a.name}"
 
 
