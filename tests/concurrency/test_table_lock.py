@@ -53,9 +53,9 @@ def test_lock_file_is_javas_name_place_and_content(tmp_path):
     a, b = (FileSystemLock(st, wc.WriteConfig({wc.K_LOCK_PROVIDER: FS})) for _ in range(2))
     assert a.try_lock(0) and not b.try_lock(0)
     raw = (tmp_path / "t" / ".hoodie" / "lock").read_text()
-    assert raw.startswith('{\n  "lockCreateTime" : "') and '"lockThreadName" : "hudi-etc pid' in raw
+    assert raw.startswith('{\n  "lockCreateTime" : "') and '"lockThreadName" : "hudi-etc {' in raw
     assert set(json.loads(raw)) == {"lockCreateTime", "lockThreadName", "lockStacksInfo"}
-    assert "hudi-etc pid" in b.owner()
+    assert f'"pid":{os.getpid()}' in b.owner()
     a.unlock()
     assert not (tmp_path / "t" / ".hoodie" / "lock").exists() and b.try_lock(0)
     b.unlock()
@@ -178,3 +178,26 @@ def test_occ_withdraws_a_write_whose_file_group_another_writer_committed(tmp_pat
     else:
         assert first.instant < inner["r"].instant
         assert got == {"1": "first", "new": "other"}
+
+
+def test_a_lock_left_by_a_killed_process_of_ours_is_taken_at_once(tmp_path):
+    """A command of ours killed while it held the lock (a crash point inside the commit path)
+    leaves the lock file; its owner is gone, so the next command takes it (Java's stays)."""
+    import subprocess
+    import sys
+
+    p = _table(tmp_path)
+    code = ("import os, sys\n"
+            "from airflow_hudi_etc.hudi.concurrency import write_config as wc\n"
+            "from airflow_hudi_etc.hudi.concurrency.fs_lock import FileSystemLock\n"
+            "from airflow_hudi_etc.hudi.storage import Storage\n"
+            f"l = FileSystemLock(Storage({p!r}), wc.WriteConfig({{wc.K_LOCK_PROVIDER: {FS!r}}}))\n"
+            "assert l.try_lock(0)\nos._exit(9)\n")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 9
+    lock = tmp_path / "t" / ".hoodie" / "lock"
+    assert lock.exists()
+    ours = FileSystemLock(Storage(p), wc.WriteConfig({wc.K_LOCK_PROVIDER: FS}))
+    assert ours.try_lock(0)
+    ours.unlock()
+    lock.write_bytes(b"")  # Java 0.15+'s: no owner, never taken
+    assert not ours.try_lock(0) and "no owner recorded" in ours.owner()

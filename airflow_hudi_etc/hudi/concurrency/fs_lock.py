@@ -13,29 +13,34 @@ among them); so do we, whatever ``hoodie.fs.atomic_creation.support`` says, when
 cannot create a file exclusively.
 
 Trying never waits: Java's ``tryLock`` of this provider returns at once, its lock manager retries.
+A lock file that one of our processes left on this machine when it was killed is taken over at
+once (its owner record names a process that is gone); one Java left stays until it expires (or is
+deleted by hand, as Hudi's docs say of this provider).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
-import socket
 import threading
 import time
 
 from ..errors import InstantExistsError
+from ..owners import owner_dead_here, owner_record
 from . import write_config as wc
 from .locks import LockProvider, LockProviderError
 
 K_PATH = "hoodie.write.lock.filesystem.path"
 K_EXPIRE = "hoodie.write.lock.filesystem.expire"
 LOCK_FILE = "lock"
+#: how our lock files' lockThreadName starts (an owner record follows)
+OWNER_PREFIX = "hudi-etc "
 
 
 def lock_info_bytes(thread_name: str, now: _dt.datetime | None = None) -> bytes:
-    """The lock file's content as Java writes it (Jackson's default pretty printer over
-    ``LockInfo``): the local time the lock was taken, who took it, no stack."""
+    """The lock file's content as Java 0.14 writes it (Jackson's default pretty printer over
+    ``LockInfo``): the local time the lock was taken, who took it (for ours: ``hudi-etc`` and an
+    owner record, :mod:`..owners`), no stack."""
     now = now or _dt.datetime.now()
     created = now.strftime("%Y-%m-%d %H:%M:%S.") + f"{now.microsecond // 1000:03d}"
     return ("{\n"
@@ -79,17 +84,25 @@ class FileSystemLock(LockProvider):
         m = self.storage.mtime(self.rel)
         return m is not None and time.time() - m > self.expire_min * 60
 
+    def _dead_owner(self) -> bool:
+        """A lock file one of our processes on this machine left when it died (killed while it
+        held the lock): taken over at once, as a dead heartbeat is. Java's, or a live owner's, never."""
+        try:
+            name = json.loads(self.storage.read_text(self.rel)).get("lockThreadName", "")
+        except (FileNotFoundError, ValueError, UnicodeDecodeError, AttributeError):
+            return False
+        return isinstance(name, str) and name.startswith(OWNER_PREFIX) and owner_dead_here(name[len(OWNER_PREFIX):])
+
     def try_lock(self, wait_s: float) -> bool:
         if self.storage.exists(self.rel):
-            if not self._expired():
+            if not self._expired() and not self._dead_owner():
                 try:
                     self._owner = self.storage.read_text(self.rel)
                 except (FileNotFoundError, UnicodeDecodeError):
                     self._owner = ""
                 return False
             self.storage.delete(self.rel)
-        data = lock_info_bytes(f"hudi-etc pid {os.getpid()} on {socket.gethostname()} "
-                               f"({threading.current_thread().name})")
+        data = lock_info_bytes(OWNER_PREFIX + owner_record(thread=threading.current_thread().name).decode())
         try:
             self.storage.create_if_absent(self.rel, data)
         except InstantExistsError:
@@ -114,5 +127,5 @@ class FileSystemLock(LockProvider):
             doc = json.loads(self._owner)
             return f"{doc.get('lockThreadName')} since {doc.get('lockCreateTime')} ({self.path()})"
         except (ValueError, AttributeError):
-            return self.path()
+            return f"{self.path()} (no owner recorded: Java 0.15+ leaves it empty)"
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Iterator, Mapping
 
 from ..errors import InstantExistsError, InvalidInputError
+from ..owners import owner_dead_here, owner_record
 from ..storage import Storage, temp_owner
 from ..timeline.active import META_DIR
 
@@ -96,50 +97,9 @@ def heartbeat_path(instant: str) -> str:
     return f"{HEARTBEAT_DIR}/{instant}"
 
 
-# ------------------------------------------------------------------ owners
-def _boot_id() -> str:
-    try:
-        with open("/proc/sys/kernel/random/boot_id") as f:
-            return f.read().strip()
-    except OSError:
-        return ""
-
-
-def _start_time(pid: int) -> str:
-    """The process's start time in clock ticks since boot (Linux), "" when unknown."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            stat = f.read()
-        return stat.rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return ""
-
-
+# ------------------------------------------------------------------ owners (hudi/owners.py)
 def _owner_record(token: str) -> bytes:
-    pid = os.getpid()
-    return json.dumps({"host": socket.gethostname(), "boot": _boot_id(), "pid": pid, "start": _start_time(pid),
-                       "token": token}, separators=(",", ":")).encode()
-
-
-def _owner_dead_here(data: bytes) -> bool:
-    """Whether the owner a heartbeat file names ran on this machine (since its last boot) and
-    is gone. Unknown owners (an empty Java heartbeat, another machine) are not judged."""
-    try:
-        rec = json.loads(data.decode() or "{}")
-        pid = int(rec["pid"])
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError, AttributeError):
-        return False
-    boot = _boot_id()
-    if not boot or rec.get("host") != socket.gethostname() or rec.get("boot") != boot:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        pass  # alive, another user's
-    start = _start_time(pid)
-    return bool(start and rec.get("start") and start != rec.get("start"))  # the pid was reused
+    return owner_record(token=token)
 
 
 def _token_of(data: bytes) -> str | None:
@@ -163,7 +123,7 @@ def is_alive(storage: Storage, instant: str, cfg: HeartbeatSettings | None = Non
         data = storage.read_bytes(rel)
     except FileNotFoundError:
         return False
-    return not _owner_dead_here(data)
+    return not owner_dead_here(data)
 
 
 def delete(storage: Storage, instant: str) -> None:
@@ -251,7 +211,7 @@ def _remove_expired(storage: Storage, rel: str, cfg: HeartbeatSettings) -> None:
         return
     mtime = storage.mtime(aside)
     fresh = mtime is not None and (time.time() - mtime) * 1000 <= cfg.max_age_ms
-    if fresh and not _owner_dead_here(storage.read_bytes(aside)):
+    if fresh and not owner_dead_here(storage.read_bytes(aside)):
         try:
             os.link(storage.full(aside), storage.full(rel))
         except FileExistsError:
