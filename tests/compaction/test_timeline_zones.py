@@ -186,7 +186,8 @@ def test_every_recorded_setting_is_an_option_of_configure():
     from airflow_hudi_etc.contract import COMMANDS
     from airflow_hudi_etc.hudi.services.etc_metadata import TABLE_SETTINGS
 
-    assert {a.name for a in COMMANDS["configure"].args} - {"path"} == set(TABLE_SETTINGS)
+    # (and --hoodie, the Hudi write settings of the writers: tests/concurrency/test_table_lock.py)
+    assert {a.name for a in COMMANDS["configure"].args} - {"path", "hoodie"} == set(TABLE_SETTINGS)
     assert all(s.key.startswith("hoodie.etc.") for s in TABLE_SETTINGS.values())
 
 
