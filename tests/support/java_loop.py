@@ -1,0 +1,211 @@
+"""A real Java writer that never stops, next to our commands (issue 33 item 5).
+
+:class:`LoopWorld` is a :class:`java_interleave.JavaWorld` whose Java writer runs in a loop in a
+thread: upserts one after another, a short random pause between them, configured as a streaming
+table's writers are (``optimistic_concurrency_control``, a lock provider, the LAZY policy, Java's
+archival after every commit), while one command of ours runs (write, schedule, execute, clean,
+rollback of an inflight compaction, or one of them killed at a crash point). Our commands take the
+same lock from the table's recorded settings (``configure --hoodie``). ``java_compaction="on"``:
+the loop thread executes our pending plan between two writes (Java's compactor), and our execute
+is never run.
+
+Java's writes and ours touch the same file groups, so either side's commit may be withdrawn: a
+Java write failing with Hudi's ``HoodieWriteConflictException`` or a lock not acquired in time is
+counted, not a failure (its rows are not in the model); ours is withdrawn and written again, or
+answers a typed ``conflict``. After each step the loop stops and the judges of JavaWorld run
+(Java's snapshot and RO, hudi-rs, our reader, the RO guarantee) against the model. The payload
+orders by ``ts`` (event-time ordering) and every row has a new, higher ``ts``, so a key's value is
+its last row's whichever of two concurrent commits completes first: the model keeps, per key, the
+committed row with the highest ``ts``.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from pathlib import Path
+
+from airflow_hudi_etc.api import Table
+from airflow_hudi_etc.compaction.clean import clean
+from airflow_hudi_etc.compaction.execution import execute
+from airflow_hudi_etc.compaction.lifecycle import rollback
+from airflow_hudi_etc.compaction.scheduling import schedule
+from airflow_hudi_etc.hudi.services import crash
+from airflow_hudi_etc.hudi.errors import HudiEtcError
+from airflow_hudi_etc.hudi.timeline.active import State
+from batches import DATA_COLS
+from java_hudi import JavaHudiError
+from java_interleave import CRASHES, JAVA_DDL, JAVA_OPTS, JavaWorld
+from scenario import cli
+
+FS = "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
+OCC = {"hoodie.write.concurrency.mode": "optimistic_concurrency_control", "hoodie.write.lock.provider": FS,
+       "hoodie.cleaner.policy.failed.writes": "LAZY"}
+#: Java's lock retries: about 60 s, longer than any command of ours holds the lock here
+JAVA_LOOP_OPTS = {**JAVA_OPTS, **OCC, "hoodie.write.lock.client.num_retries": "120",
+                  "hoodie.write.lock.client.wait_time_ms_between_retry": "500",
+                  "hoodie.write.lock.num_retries": "120", "hoodie.write.lock.wait_time_ms_between_retry": "500"}
+#: what a Java write may fail with next to ours without anything being wrong
+JAVA_REFUSALS = {"HoodieWriteConflictException": "java_conflict", "HoodieLockException": "java_lock_timeout"}
+
+OUR_LOOP_OPS = ("our_write", "schedule", "execute", "our_clean", "rollback", "crash_write", "crash_schedule",
+                "crash_execute", "crash_clean")
+
+
+class LoopWorld(JavaWorld):
+    def __init__(self, tmp_path: Path, java, seed: int, version: int, *, java_compaction: str = "off",
+                 hoodie: dict | None = None, java_opts: dict | None = None):
+        super().__init__(tmp_path, java, seed, version, payload="event-time-ordering", killed_writes=0)
+        self.java_compaction = java_compaction
+        Table(str(self.path)).configure(hoodie=hoodie or OCC, java_compaction=java_compaction)
+        self.java_opts = java_opts or JAVA_LOOP_OPTS
+        self.loop_rng = random.Random(f"loop/{seed}/{version}/{java.line}")
+        self.mutex = threading.Lock()  # ts and key counters, shared with the loop thread
+        self.best: dict[str, float] = {}  # key -> the ts of its committed row in the model
+        self.java_waits: list[float] = []
+        self.schedule_waits: list[float] = []
+
+    # ------------------------------------------------------------ the model
+    def rows(self, n_new: int, n_upd: int, *, reinsert: bool = True, java: bool = False) -> list[dict]:
+        with self.mutex:
+            return super().rows(n_new, n_upd, reinsert=False, java=java)
+
+    def applied(self, rows, op="upsert") -> None:
+        assert op == "upsert"
+        with self.mutex:
+            for r in rows:
+                self.values.setdefault(r["key"], set()).add(r["value"])
+                if r["ts"] >= self.best.get(r["key"], -1):
+                    self.best[r["key"]] = r["ts"]
+                    self.model[r["key"]] = {c: r[c] for c in DATA_COLS}
+                self.history.append((op, r))
+
+    # ------------------------------------------------------------ the Java loop
+    def _loop(self, stop: threading.Event, out: list) -> None:
+        while not stop.is_set():
+            pend = [i.timestamp for i in self.pending_compactions() if i.state is State.REQUESTED]
+            if self.java_compaction == "on" and pend and self.loop_rng.random() < 0.5:
+                try:
+                    out.append(("java_compact", self.java.run_compaction(self.path, pend[0], options=self.java_opts)))
+                except JavaHudiError as e:
+                    out.append(("java_compact_refused", self._refusal(e)))
+            else:
+                rows = self.rows(self.loop_rng.randint(0, 2), self.loop_rng.randint(1, 4), java=True)
+                t0 = time.monotonic()
+                try:
+                    self.java.upsert(self.path, rows, schema=JAVA_DDL, options=self.java_opts)
+                    self.applied(rows)
+                    out.append(("java_upsert", len(rows)))
+                except JavaHudiError as e:
+                    out.append((self._refusal(e), len(rows)))
+                self.java_waits.append(time.monotonic() - t0)
+            stop.wait(self.loop_rng.uniform(0.0, 1.0))
+
+    def _refusal(self, e: JavaHudiError) -> str:
+        for cls, name in JAVA_REFUSALS.items():
+            if e.mentions(cls):
+                self.counts[name] = self.counts.get(name, 0) + 1
+                return name
+        raise e
+
+    # ------------------------------------------------------------ one step: ours, Java looping
+    def choose(self) -> str:
+        pend = self.pending_compactions()
+        inflight = any(i.state is State.INFLIGHT for i in pend)
+        ours = self.java_compaction == "off"
+        weights = {"our_write": 5, "schedule": 0 if pend else 6, "execute": 4 if pend and ours else 0,
+                   "our_clean": 1, "rollback": 1 if inflight and ours else 0, "crash_write": 1,
+                   "crash_schedule": 0 if pend else 2, "crash_execute": 2 if pend and ours else 0, "crash_clean": 1}
+        ops = [o for o, w in weights.items() if w]
+        return self.rng.choices(ops, weights=[weights[o] for o in ops])[0]
+
+    def step(self, op: str) -> str:
+        stop, out = threading.Event(), []
+        loop = threading.Thread(target=self._loop, args=(stop, out), name="java-loop")
+        loop.start()
+        try:
+            stop.wait(self.rng.uniform(0.0, 2.0))  # ours starts while Java is mid-write, or between two
+            msg = self._ours(op)
+        finally:
+            stop.set()
+            loop.join(600)
+        assert not loop.is_alive(), "the Java loop did not stop"
+        return f"{msg} | java: {out}"
+
+    def _ours(self, op: str) -> str:
+        p = str(self.path)
+        pend = self.pending_compactions()
+        try:
+            if op == "our_write":
+                rows = self.rows(self.rng.randint(0, 2), self.rng.randint(1, 4))
+                self.our_write(rows)
+                return f"our_write {len(rows)}"
+            if op == "schedule":
+                return self.loop_schedule()
+            if op == "crash_write":
+                point = self.rng.choice(CRASHES["write"])
+                rows = self.rows(self.rng.randint(0, 2), self.rng.randint(1, 4))
+                proc = cli("write", "--path", p, "--input", self.batch_file(rows), crash=point)
+                assert proc.returncode in (0, 2, crash.EXIT_CODE), (point, proc.returncode, proc.stdout, proc.stderr)
+                if proc.returncode == 0:  # the point was not reached: it committed
+                    self.applied(rows)
+                return f"crash {point} rc={proc.returncode}"
+            if op == "execute":
+                return f"execute {pend[0].timestamp}: {execute(p, instant=pend[0].timestamp).get('status')}"
+            if op == "rollback":
+                inst = [i for i in pend if i.state is State.INFLIGHT][0].timestamp
+                return f"rollback {inst}: {rollback(p, instant=inst).get('status')}"
+            if op == "our_clean":
+                return f"our_clean: {clean(p, retain_commits=1).get('status')}"
+            return self.crash(op[len("crash_"):])
+        except HudiEtcError as e:  # a typed refusal (conflict, waiting) leaves the table as it was
+            self.counts[f"ours_{e.code}"] = self.counts.get(f"ours_{e.code}", 0) + 1
+            return f"{op}: {e.code} {str(e)[:100]}"
+
+    def loop_schedule(self, patience_s: float = 30.0) -> str:
+        """Schedule as an Airflow sensor and retries would: again while it answers that a write is
+        pending (the Java writer's, nearly always), up to ``patience_s``. The RO guarantee is
+        judged against the rows committed when the attempt that published the plan started."""
+        _, kw = self.schedule_args()
+        kw["link_mode"] = "copy"  # (Java's cleaner runs: symlinks are refused, JavaWorld checks that)
+        t0, tries = time.monotonic(), 0
+        while True:
+            tries += 1
+            with self.mutex:
+                mark = len(self.history)
+            res = schedule(str(self.path), **kw)
+            if res.instant and res.reason == "scheduled":
+                self.plan_at[res.instant] = mark
+                self.schedule_waits.append(time.monotonic() - t0)
+                return f"schedule -> {res.instant} after {tries} attempt(s), {time.monotonic() - t0:.1f} s"
+            if res.instant or time.monotonic() - t0 > patience_s:
+                self.counts["schedule_gave_up"] = self.counts.get("schedule_gave_up", 0) + (not res.instant)
+                return f"schedule: {res.reason} ({tries} attempts)"
+            time.sleep(0.2)
+
+    def run(self, steps: int) -> dict:
+        base = self.rows(12, 0)
+        self.our_write(base)
+        self.log.append("our_write 12 (base)")
+        self.judge()
+        for _ in range(steps):
+            self.steps += 1
+            self.clock += self.rng.choice((1, 2, 3)) * 3_600_000
+            op = self.choose()
+            self.counts[op] = self.counts.get(op, 0) + 1
+            self.log.append(op)
+            try:
+                self.log[-1] = self.step(op)
+                self.judge()
+            except AssertionError as e:
+                if "steps:" in str(e):
+                    raise
+                raise AssertionError(f"{self.where()}: {e}") from e
+            except Exception as e:
+                raise AssertionError(f"{self.where()}: {type(e).__name__}: {e}") from e
+        return {"steps": self.steps, "counts": self.counts, "java_writes": len(self.java_waits),
+                "schedule_waits": [round(w, 1) for w in self.schedule_waits]}
+
+
+__all__ = ["LoopWorld", "OCC", "JAVA_LOOP_OPTS"]
