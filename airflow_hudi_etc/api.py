@@ -293,6 +293,13 @@ class Table:
         r = validate(self.storage)
         return ValidationReport(bool(r["ok"]), tuple(_frozen(p) for p in r["problems"]), _frozen(r))
 
+    def repair_instant(self, instant: str) -> Mapping[str, Any]:
+        """Rewrite the 0-byte completed commit file of ``instant`` (a writer killed while writing
+        it; ``validate``'s ``corrupt-instant``) as the empty commit every reader takes it for."""
+        from .compaction.repair import repair_instant
+
+        return _frozen(repair_instant(self.storage, instant=instant))
+
     @_fresh_timeline
     def clean(self, retain_commits: int = 10) -> Mapping[str, Any]:
         from .compaction.clean import clean
