@@ -36,6 +36,7 @@ TABLE_COMMANDS = {
     "show-plan": ["--instant", INSTANT],
     "reset-threshold": [],
     "validate": [],
+    "repair-instant": ["--instant", INSTANT],
     "sync-catalog": ["--table", "t", "--metastore-dir", "{out}/ms", "--warehouse-dir", "{out}/wh"],
     "configure": ["--timeline-zone", "UTC"],
 }
