@@ -14,6 +14,7 @@ section has runnable examples (run as doctests by the tests).
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -23,7 +24,7 @@ from typing import Any, Iterable, Mapping
 import pyarrow as pa
 
 from .compaction.results import ScheduleResult
-from .hudi.errors import InvalidInputError
+from .hudi.errors import InvalidInputError, TimelineChangedError
 from .hudi.storage import Storage
 from .hudi.write.writer import WriteResult
 
@@ -33,6 +34,27 @@ __all__ = ["Table", "Compaction", "CompactionResult", "TableStatus", "Validation
 
 def _frozen(d: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(d))
+
+
+#: runs of a command whose timeline changed under it (a timeline file it listed was gone when it
+#: read it: Java's archiver, cleaner or rollback next to it) before its ``conflict`` is raised
+TIMELINE_ATTEMPTS = 3
+
+
+def _fresh_timeline(fn):
+    """Run ``fn`` again, from a fresh listing, when the table's timeline changed under it
+    (:class:`~.hudi.errors.TimelineChangedError`, raised where a listed timeline file is read and
+    found gone); the last attempt's error (``conflict``) propagates. For the commands that may run
+    again from the start: reads, and those a retry resumes (schedule, execute, clean)."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        for attempt in range(1, TIMELINE_ATTEMPTS + 1):
+            try:
+                return fn(*args, **kwargs)
+            except TimelineChangedError:
+                if attempt == TIMELINE_ATTEMPTS:
+                    raise
+    return run
 
 
 @dataclass(frozen=True)
@@ -85,6 +107,7 @@ class Compaction:
     def __init__(self, table: "Table"):
         self._table = table
 
+    @_fresh_timeline
     def schedule(self, data_latency: str | timedelta | float, *, compaction_time: str | datetime | None = None,
                  link_mode: str = "auto", exact_split: bool = False, event_time_field: str | None = None,
                  engine=None) -> ScheduleResult:
@@ -97,6 +120,7 @@ class Compaction:
                         link_mode=link_mode, exact_split=exact_split, event_time_field=event_time_field,
                         engine=engine)
 
+    @_fresh_timeline
     def execute(self, instant: str | None = None, *, engine=None) -> CompactionResult:
         """Run the pending plan (or ``instant``); ``engine``: e.g. ``SparkEngine(spark)``."""
         from .compaction.execution import execute
@@ -113,6 +137,7 @@ class Compaction:
 
         return CompactionResult.of(unschedule(self._table.storage, instant=instant))
 
+    @_fresh_timeline
     def pending(self) -> tuple[str, ...]:
         """Instants of the pending compaction plans (``TableNotFoundError`` for no table)."""
         from .hudi.config.properties import load_table_config
@@ -121,6 +146,7 @@ class Compaction:
         storage = self._table.storage
         return tuple(i.timestamp for i in Timeline.load(storage, load_table_config(storage)).pending_compactions)
 
+    @_fresh_timeline
     def plan(self, instant: str) -> Mapping[str, Any]:
         """A plan as ``show-plan`` prints it."""
         from .compaction.plans import show_plan
@@ -218,18 +244,21 @@ class Table:
         """Delete the records with these keys (rows holding the key and partition fields)."""
         return self.write(keys, operation="delete", engine=engine)
 
+    @_fresh_timeline
     def read(self, *, read_optimized: bool = False, as_of: str | None = None) -> pa.Table:
         """The snapshot (or the read-optimized view, or the table as of an instant), meta columns included."""
         from .hudi.table.hudi_table import HudiTable
 
         return HudiTable.load(self.storage).read(read_optimized=read_optimized, as_of=as_of)
 
+    @_fresh_timeline
     def read_incremental(self, start: str, end: str | None = None) -> pa.Table:
         from .hudi.table.hudi_table import HudiTable
 
         return HudiTable.load(self.storage).read_incremental(start, end)
 
     # ------------------------------------------------------------------ upkeep
+    @_fresh_timeline
     def status(self, *, sla: str | None = None, include_slices: bool = False) -> TableStatus:
         """Freshness of the RO view; ``sla`` (``6h``, ``PT30M``): also whether the threshold lag
         exceeds it (``details`` then holds ``sla_seconds`` and ``sla_breached``);
@@ -250,18 +279,28 @@ class Table:
                            int(m.get("remaining_log_files") or 0), bool(m["metadata_table"]["present"]), _frozen(m),
                            sla_breached=breached)
 
+    @_fresh_timeline
     def report(self, output: str, *, sla: str | None = None) -> Mapping[str, Any]:
         """``freshness.png`` and ``index.html`` in folder ``output`` (needs the ``report`` extra)."""
         from .report import write_report
 
         return _frozen(write_report(self.path, output, sla=sla, storage_options=self.storage.options))
 
+    @_fresh_timeline
     def validate(self) -> ValidationReport:
         from .compaction.validate import validate
 
         r = validate(self.storage)
         return ValidationReport(bool(r["ok"]), tuple(_frozen(p) for p in r["problems"]), _frozen(r))
 
+    def repair_instant(self, instant: str) -> Mapping[str, Any]:
+        """Rewrite the 0-byte completed commit file of ``instant`` (a writer killed while writing
+        it; ``validate``'s ``corrupt-instant``) as the empty commit every reader takes it for."""
+        from .compaction.repair import repair_instant
+
+        return _frozen(repair_instant(self.storage, instant=instant))
+
+    @_fresh_timeline
     def clean(self, retain_commits: int = 10) -> Mapping[str, Any]:
         from .compaction.clean import clean
 

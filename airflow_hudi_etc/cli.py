@@ -179,6 +179,10 @@ def cmd_validate(a) -> dict:
     return _table(a).validate().as_dict()
 
 
+def cmd_repair_instant(a) -> dict:
+    return dict(_table(a).repair_instant(a.instant))
+
+
 def cmd_pack_env(a) -> dict:
     from .spark.shipping import pack_env
 
@@ -203,7 +207,8 @@ HANDLERS: dict[str, Callable[[Any], Any]] = {
     "init": cmd_init, "configure": cmd_configure, "drop-metadata-table": cmd_drop_metadata_table, "write": cmd_write, "read": cmd_read,
     "status": cmd_status, "report": cmd_report, "schedule": cmd_schedule, "execute": cmd_execute,
     "rollback": cmd_rollback, "unschedule": cmd_unschedule, "clean": cmd_clean, "show-plan": cmd_show_plan,
-    "reset-threshold": cmd_reset_threshold, "validate": cmd_validate, "pack-env": cmd_pack_env,
+    "reset-threshold": cmd_reset_threshold, "validate": cmd_validate, "repair-instant": cmd_repair_instant,
+    "pack-env": cmd_pack_env,
     "py-files": cmd_py_files, "sync-catalog": cmd_sync_catalog,
 }
 

@@ -166,6 +166,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     )),
     Command("validate", "plan vs storage: dangling links, orphan files, broken plans", (PATH,),
             result="ValidationReport"),
+    Command("repair-instant", "rewrite a 0-byte completed commit file as the empty commit readers take it for", (
+        PATH, Arg("instant", required=True),
+    )),
     Command("pack-env", "a packed virtualenv of the executors' dependencies, for spark.archives", (
         Arg("output", required=True, help="the .tar.gz to write"),
         Arg("extra", list, (), "add an extra's dependencies", choices=("s3",)),

@@ -21,7 +21,7 @@ def test_the_cli_has_a_function_for_every_command_and_no_other():
     assert set(sub.choices) == set(COMMANDS) == set(HANDLERS)
     # the commands the README documents, as fixed values
     assert set(COMMANDS) == {"init", "configure", "drop-metadata-table", "write", "read", "status", "report", "schedule", "execute",
-                             "rollback", "unschedule", "clean", "show-plan", "reset-threshold", "validate",
+                             "rollback", "unschedule", "clean", "show-plan", "reset-threshold", "validate", "repair-instant",
                              "pack-env", "py-files", "sync-catalog"}
     assert {c.name for c in COMMANDS.values() if c.spark} == {"write", "schedule", "execute", "rollback", "unschedule",
                                                               "clean", "sync-catalog"}

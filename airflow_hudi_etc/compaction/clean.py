@@ -36,6 +36,7 @@ from ..hudi.storage import Storage, safe_relpath
 from ..hudi.table.hudi_table import HudiTable
 from ..hudi.timeline import layout
 from ..hudi.timeline.active import Action, State
+from ..hudi.timeline.instant import read_listed
 from ..hudi.etc_keys import RETAIN_COMMITS
 from .plans import final_target, link_target, pending_plan_groups, read_plan
 
@@ -99,7 +100,7 @@ def clean(path: str | Storage, *, retain_commits: int = 10, storage_options: Map
     for inst in tl.filter(actions={Action.CLEAN}):
         if inst.is_pending:
             return _execute(storage, table, inst.timestamp, am.read_avro_metadata(
-                storage.read_bytes(inst.path(State.REQUESTED)), am.CLEANER_PLAN), t0, resumed=True)
+                read_listed(storage, inst.path(State.REQUESTED), tl), am.CLEANER_PLAN), t0, resumed=True)
     earliest, files, reason = plan_clean(table, retain_commits)
     if not files:
         return {"instant": None, "status": "nothing to clean", "reason": reason, "files_deleted": 0,
@@ -164,7 +165,7 @@ def _execute(storage: Storage, table: HudiTable, instant: str, plan: Mapping, t0
     tl = table.timeline
     inflight = layout.instant(tl, instant, Action.CLEAN, State.INFLIGHT)
     if not storage.exists(inflight.path()):
-        storage.create_if_absent(inflight.path(), storage.read_bytes(inflight.path(State.REQUESTED)))
+        storage.create_if_absent(inflight.path(), read_listed(storage, inflight.path(State.REQUESTED), tl))
         crashpoint("clean.after-inflight")
     parts: dict[str, dict] = {}
     deleted = 0

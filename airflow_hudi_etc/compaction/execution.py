@@ -112,13 +112,17 @@ def _execute(path: str | Storage, *, instant: str | None, engine, storage_option
     heartbeat.remove_stale_temp_files(storage, folders, own=instant)
     if links_precreated(plan):
         verify_links(storage, plan)
+    # every commit file this execution reads, read before it writes anything: one Java's archiver
+    # moved since the listing is then a conflict that changed nothing (TimelineChangedError)
+    ranges = log_event_ranges(table)
+    _ = table.avro_schema  # (cached for the tasks and the commit)
     if insts[0].state is State.INFLIGHT:
         rollback(storage, instant=instant)
     inflight = layout.instant(tl, instant, Action.COMPACTION, State.INFLIGHT)
     storage.create_if_absent(inflight.path(), b"")
     crashpoint("execute.after-inflight")
     results = _run_tasks(table, plan, engine or LocalEngine())
-    meta = _commit_metadata(table, plan, results, t0)
+    meta = _commit_metadata(table, plan, results, t0, ranges)
     markers.verify_written(storage, instant, [st for stats in results for st in stats])  # all there, as written
     hb.check()  # and this is still the one execution of the plan
     crash.hook("execute.before-commit-file")
@@ -177,15 +181,14 @@ def _run_tasks(table: HudiTable, plan: CompactionPlan, engine) -> list[list[Writ
 
 
 def _commit_metadata(table: HudiTable, plan: CompactionPlan, results: list[list[WriteStat]],
-                     t0: float) -> CommitMetadata:
+                     t0: float, ranges: Mapping[str, Any]) -> CommitMetadata:
     """The compaction commit: the tasks' write stats, the plan's extra metadata, its links and the
-    figures metrics and the report read."""
+    figures metrics and the report read. ``ranges``: :func:`log_event_ranges` of the table."""
     if table.config.layout_version == 2:  # spec §2.3: the old base file of each new one
         results = [[stats[0].updated(prevBaseFile=op.base_file, totalLogFiles=len(op.compact_logs)), *stats[1:]]
                    for op, stats in zip(plan.operations, results)]
     # a re-exposed log keeps its target's event range (the next plan needs it): merged over every
     # stat of the target (a log appended to across deltacommits has one per append)
-    ranges = log_event_ranges(table)
     all_stats = []
     for st in (st for stats in results for st in stats):
         src = ranges.get(st.extra.get("hoodieEtcLinkTarget") or "")

@@ -17,7 +17,7 @@ from ..hudi import logformat as lf
 from ..hudi.services.crash import crashpoint
 from ..hudi.errors import InvalidTimelineError
 from ..hudi.services.plan import CompactionPlan, LINK_TOKEN, Operation, SPLIT_LOG_VERSION
-from ..hudi.services.plan import read_plan as _read_plan
+from ..hudi.timeline.instant import read_listed
 from ..hudi.storage import Storage, safe_relpath, staged_name, temp_owner
 from ..hudi.table.hudi_table import HudiTable
 from ..hudi.timeline.active import Action, Timeline, format_instant
@@ -93,7 +93,11 @@ def refuse_foreign_data(storage: Storage, files, instant: str, doing: str) -> No
 
 
 def read_plan(table: HudiTable, instant: str) -> CompactionPlan:
-    return _read_plan(table.storage, instant, table.config.timeline_dir)
+    """Compaction ``instant``'s plan; a plan file the table's listing held and that is gone is a
+    :class:`~airflow_hudi_etc.hudi.errors.TimelineChangedError` (``conflict``)."""
+    meta_dir = table.config.timeline_dir
+    return CompactionPlan.from_bytes(instant, read_listed(table.storage, f"{meta_dir}/{instant}.compaction.requested",
+                                                          table.timeline))
 
 
 def links_precreated(plan: CompactionPlan) -> bool:

@@ -15,7 +15,9 @@ Finds, without changing anything:
 * ``temp-file``: a leftover of an interrupted atomic write (or a schedule's staged copy);
 * ``stale-markers``: marker folders of completed instants;
 * ``corrupt-instant``: a completed timeline file (commit JSON, clean/rollback Avro) that does
-  not parse (readers and writers would fail on it);
+  not parse (readers and writers would fail on it), or a completed commit of 0 bytes (a writer
+  killed while writing it: Java and this package read it as committed with no metadata, hudi-rs
+  refuses the table; repaired by ``hudi-etc repair-instant``);
 * ``missing-file``: a base or log file a completed commit wrote, in a file slice still current
   (not cleaned, not replaced), is gone;
 * ``corrupt-base``: a base file whose Parquet footer cannot be read (truncated or damaged);
@@ -52,6 +54,7 @@ from ..hudi.timeline.active import TEMP_DIR, Action, State, iter_write_stats
 from .execution import verify_links
 from .intents import archived_times, intent_path, is_our_copy, read_intents
 from .java_compaction import recorded
+from .repair import empty_commit_detail
 from .plans import K_LINKS, LINK_TOKEN, foreign_data, links_precreated, plan_link_files, read_plan
 
 _TMP_PREFIX = ".hudi-etc-tmp-"
@@ -164,6 +167,8 @@ def _parse_completed_instants(table: HudiTable, found: _Findings) -> dict[str, d
                                       am.CLEAN_METADATA if inst.action is Action.CLEAN else am.ROLLBACK_METADATA,
                                       allow_empty=True)
             elif inst.action in (Action.COMMIT, Action.DELTA_COMMIT, Action.COMPACTION, Action.REPLACE_COMMIT):
+                if not table.instant_bytes(inst, State.COMPLETED):  # read as Java reads it: committed, no metadata
+                    found.problem("corrupt-instant", inst.path(State.COMPLETED), empty_commit_detail(inst.timestamp))
                 write_metas[inst.timestamp] = table.commit_metadata(inst)
         except FileNotFoundError:
             continue  # cleaned up meanwhile

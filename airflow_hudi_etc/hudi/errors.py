@@ -89,6 +89,17 @@ class InstantExistsError(HudiEtcError):
     code = "conflict"
 
 
+class TimelineChangedError(HudiEtcError, FileNotFoundError):
+    """A timeline file the command listed is gone before it was read (Java's archiver moved it into
+    the archive, a cleaner or rollback removed it): the table changed under the command. The API
+    runs its reads, ``schedule``, ``execute`` and ``clean`` again from a fresh listing (``execute``
+    reads every commit it needs before it writes); after the last attempt this ``conflict`` is
+    raised, and a retry is the answer. (Also a ``FileNotFoundError``, so code that takes a
+    vanished file in its stride still does.)"""
+
+    code = "conflict"
+
+
 class InvalidInputError(HudiEtcError):
     """The records given to a write are unusable (missing key, event-time field, bad types)."""
 

@@ -36,6 +36,7 @@ TABLE_COMMANDS = {
     "show-plan": ["--instant", INSTANT],
     "reset-threshold": [],
     "validate": [],
+    "repair-instant": ["--instant", INSTANT],
     "sync-catalog": ["--table", "t", "--metastore-dir", "{out}/ms", "--warehouse-dir", "{out}/wh"],
     "configure": ["--timeline-zone", "UTC"],
 }
@@ -74,9 +75,11 @@ def _v8_completed_without_completion_time(path):  # a layout-1 name inside .hood
     (path / ".hoodie" / "timeline" / f"{INSTANT}.deltacommit").write_bytes(b"")
 
 
-def _v8_properties_backup(path):  # an interrupted properties update (e.g. the upgrade's last step)
+def _v8_properties_backup(path):  # an upgrade from 6 interrupted in its properties update (its last step)
     p = path / ".hoodie" / "hoodie.properties"
-    (path / ".hoodie" / "hoodie.properties.backup").write_bytes(p.read_bytes())
+    text = re.sub(r"(?m)^hoodie.timeline.layout.version=.*$", "hoodie.timeline.layout.version=1",
+                  re.sub(r"(?m)^hoodie.table.version=.*$", "hoodie.table.version=6", p.read_text()))
+    (path / ".hoodie" / "hoodie.properties.backup").write_text(text)
 
 
 def _v6_with_layout2_instants(path):  # an upgrade to 8/9 running or crashed
@@ -88,7 +91,7 @@ def _v6_with_layout2_instants(path):  # an upgrade to 8/9 running or crashed
 STATES = {
     "v8: layout-1 instant left in .hoodie/": (8, _v8_stray_v1_instant, "table_upgrade_incomplete"),
     "v9: completed file without completion time": (9, _v8_completed_without_completion_time, "table_upgrade_incomplete"),
-    "v8: hoodie.properties.backup": (8, _v8_properties_backup, "table_upgrade_incomplete"),
+    "v8: hoodie.properties.backup of version 6": (8, _v8_properties_backup, "table_upgrade_incomplete"),
     "v6: instants in .hoodie/timeline/": (6, _v6_with_layout2_instants, "table_upgrade_incomplete"),
     "version 7": (8, lambda p: _set_props(p, **{"hoodie.table.version": "7"}), "unsupported_table_version"),
     "version 10": (9, lambda p: _set_props(p, **{"hoodie.table.version": "10"}), "unsupported_table_version"),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -89,3 +91,43 @@ def test_a_failed_write_with_a_commit_after_it_is_a_stuck_write_unless_its_heart
     assert "stuck-write" not in kinds(validate(str(path)))
     res = schedule(str(path), data_latency="1h", compaction_time=iso(T0 + 10 * H))
     assert res.instant is None and res.reason == f"pending write {early}: roll it back or let it finish first", res
+
+
+# ---------------------------------------------------------------- issue 35 item 6: a 0-byte completed commit
+@pytest.mark.parametrize("version", [6, 8, 9])
+def test_a_zero_byte_completed_commit_is_reported_and_repaired(tmp_path, capsys, version):
+    """Java reads a 0-byte completed deltacommit as committed with no metadata (measured in
+    tests/java/test_java_robust_reads.py), so do we; hudi-rs refuses the table. ``validate`` says
+    ``corrupt-instant`` with the repair, and ``repair-instant`` makes hudi-rs read it again."""
+    from airflow_hudi_etc import Table
+    from airflow_hudi_etc.cli import main as cli_main
+    from oracle import hudi_rs_read
+
+    t = Table.create(str(tmp_path / "t"), table_name="t", record_key="k", precombine_field="ts",
+                     event_time_field="event_time", partition_field="city", table_version=version)
+    t.write([{"k": f"k{i}", "ts": 1, "event_time": 1_700_000_000_000, "city": "sf", "v": float(i)} for i in range(3)])
+    t.write([{"k": "k1", "ts": 2, "event_time": 1_700_000_000_000, "city": "sf", "v": 11.0}])
+    folder = Path(t.path) / ".hoodie" / ("timeline" if version != 6 else "")
+    last = sorted(p for p in folder.iterdir() if p.name.endswith(".deltacommit"))[-1]
+    last.write_bytes(b"")
+    T = last.name.split("_")[0].split(".")[0]
+    want = {"k0": 0.0, "k1": 11.0, "k2": 2.0}
+    assert {r["k"]: r["v"] for r in t.read().to_pylist()} == want  # committed, as Java reads it
+    with pytest.raises(Exception):
+        hudi_rs_read(t.path)
+    rc = cli_main(["validate", "--path", t.path])
+    out = json.loads(capsys.readouterr().out)
+    found = [p for p in out["problems"] if p["kind"] == "corrupt-instant"]
+    assert rc == 0 and [p["path"] for p in found] == [str(last.relative_to(t.path))], out
+    assert f"hudi-etc repair-instant --instant {T}" in found[0]["detail"]
+    rc = cli_main(["repair-instant", "--path", t.path, "--instant", T])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["status"] == "repaired" and out["schema"] is True, out
+    assert last.stat().st_size > 0
+    assert {r["k"]: r["v"] for r in hudi_rs_read(t.path).to_pylist()} == want
+    assert {r["k"]: r["v"] for r in t.read().to_pylist()} == want
+    rc = cli_main(["validate", "--path", t.path])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and not [p for p in out["problems"] if p["kind"] == "corrupt-instant"], out
+    assert cli_main(["repair-instant", "--path", t.path, "--instant", T]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "nothing to repair"

@@ -178,7 +178,14 @@ def test_half_upgraded_states_refused(v8, tmp_path, fixture_root):
     with pytest.raises(TableUpgradeIncompleteError, match="archived"):
         HudiTable.load(str(t))
     shutil.rmtree(t / ".hoodie/archived")
+    # a backup of the same version is a Java writer's rewrite under way (HoodieTableConfig.modify):
+    # Java reads on; one of another version is an upgrade whose properties update was interrupted
     shutil.copy(t / ".hoodie/hoodie.properties", t / ".hoodie/hoodie.properties.backup")
+    assert HudiTable.load(str(t)).read().num_rows == 6
+    text = (t / ".hoodie/hoodie.properties").read_text()
+    (t / ".hoodie/hoodie.properties.backup").write_text(
+        text.replace("hoodie.table.version=8", "hoodie.table.version=6").replace(
+            "hoodie.timeline.layout.version=2", "hoodie.timeline.layout.version=1"))
     with pytest.raises(TableUpgradeIncompleteError, match="backup"):
         HudiTable.load(str(t))
     (t / ".hoodie/hoodie.properties.backup").unlink()

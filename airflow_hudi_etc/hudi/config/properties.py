@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import time
 import zlib
 from dataclasses import dataclass, field
 from typing import Mapping
@@ -361,25 +362,109 @@ def merge_mode(props: Mapping[str, str], ordering: tuple[str, ...] | None = None
     return mode
 
 
+#: rounds over (``hoodie.properties``, its backup) while the pair changes under the read (Java's
+#: ``fetchConfigs``: MAX_READ_RETRIES 5), and the pause before the third and later rounds
+READ_ROUNDS = 5
+ROUND_PAUSE_S = 0.1
+REQUIRED_KEYS = ("hoodie.table.name", "hoodie.table.type")
+
+
+def _checksum_fault(props: Mapping[str, str]) -> str | None:
+    """Java's check of a properties file that carries ``hoodie.table.checksum`` (``fetchConfigs`` →
+    ``validateChecksum``: a number equal to the CRC32 of ``<database>.<table>``, the name
+    required); None when it passes or the key is absent."""
+    raw = props.get("hoodie.table.checksum")
+    if raw is None:
+        return None
+    if not props.get("hoodie.table.name"):
+        return "it has hoodie.table.checksum but no hoodie.table.name"
+    want = table_checksum(props["hoodie.table.name"], props.get("hoodie.database.name"))
+    try:
+        ok = int(raw.strip()) == want
+    except ValueError:
+        ok = False
+    return None if ok else f"hoodie.table.checksum {raw!r} != {want} (CRC32 of database.table name)"
+
+
+def _judge(data: bytes, *, backup_exists: bool) -> tuple[dict | None, str | None]:
+    """(properties, None) when Java's reader takes this file, else (None, why not). Java takes a
+    file that loads and whose checksum, if present, is right. Beside a backup (a rewrite under
+    way: ``HoodieTableConfig.modify`` backs the file up, deletes it, writes it anew, then drops the
+    backup), a file that is not whole is skipped for the backup too: empty, not ending its last
+    line, lacking the checksum Java always writes, or lacking a required key."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "it is not text"
+    try:
+        props = loads(text)
+    except InvalidPropertiesError as e:
+        return None, str(e)
+    fault = _checksum_fault(props)
+    if fault is not None:
+        return None, fault
+    if backup_exists:
+        if not text.strip():
+            return None, "it is empty (being rewritten)"
+        if not text.endswith(("\n", "\r")):
+            return None, "its last line is cut (being rewritten)"
+        missing = [k for k in ("hoodie.table.checksum", *REQUIRED_KEYS) if not props.get(k)]
+        if missing:
+            return None, f"it lacks {', '.join(missing)} (being rewritten)"
+    return props, None
+
+
+def _read_or_none(storage, rel: str) -> bytes | None:
+    try:
+        return storage.read_bytes(rel)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def read_table_properties(storage, *, with_source: bool = False):
+    """The table's properties as Java's ``HoodieTableConfig`` reads them (``fetchConfigs``):
+    ``hoodie.properties``, else ``hoodie.properties.backup`` when the file is missing, fails its
+    checksum, or (a rewrite under way, :func:`_judge`) is empty or cut short. Read again, up to
+    :data:`READ_ROUNDS` times, while the two files change under the read; then
+    :class:`InvalidPropertiesError` (a file is there, neither is usable) or
+    :class:`TableNotFoundError`. ``with_source``: ``(properties, file read)``."""
+    seen = None
+    faults: list[str] = []
+    for round_ in range(READ_ROUNDS):
+        if round_ >= 2:
+            time.sleep(ROUND_PAUSE_S)
+        main, backup = _read_or_none(storage, PROPERTIES_FILE), _read_or_none(storage, BACKUP_FILE)
+        faults = []
+        for rel, data in ((PROPERTIES_FILE, main), (BACKUP_FILE, backup)):
+            if data is None:
+                continue
+            props, why = _judge(data, backup_exists=rel == PROPERTIES_FILE and backup is not None)
+            if props is not None:
+                return (props, rel) if with_source else props
+            faults.append(f"{rel}: {why}")
+        if main is None and backup is None:
+            # the pair may be between two steps of a rewrite (the backup dropped after our read of
+            # a missing file): one more look before calling the table missing
+            if seen == (None, None):
+                break
+        elif seen == (main, backup):
+            break  # unchanged: reading again tells nothing new
+        seen = (main, backup)
+    if faults:
+        raise InvalidPropertiesError("the table's properties are unusable (" + "; ".join(faults) + ")")
+    raise TableNotFoundError(f"no Hudi table at {storage.base_uri}: {PROPERTIES_FILE} is missing")
+
+
 def load_table_config(storage, *, require_mor: bool = True) -> TableConfig:
-    """Read and validate ``.hoodie/hoodie.properties`` (falling back to the backup, as Hudi does),
-    with the settings we recorded beside it (:mod:`.etc_settings`) over its ``hoodie.etc.*`` keys."""
-    text = None
-    for rel in (PROPERTIES_FILE, BACKUP_FILE):
-        try:
-            text = storage.read_text(rel)
-            break
-        except FileNotFoundError:
-            continue
-        except UnicodeDecodeError:
-            raise InvalidPropertiesError(f"{rel} is not text") from None
-    if text is None:
-        raise TableNotFoundError(f"no Hudi table at {storage.base_uri}: {PROPERTIES_FILE} is missing")
+    """Read (:func:`read_table_properties`: the backup too, as Hudi does) and validate
+    ``.hoodie/hoodie.properties``, with the settings we recorded beside it (:mod:`.etc_settings`)
+    over its ``hoodie.etc.*`` keys."""
+    props = read_table_properties(storage)
     from .etc_settings import overlay, read_recorded
 
     # our recorded settings (.hoodie/.aux/hudi-etc/settings.json) over the hoodie.etc.* keys a
     # Java CREATE TABLE ... LOCATION may have dropped from hoodie.properties
-    return TableConfig.from_properties(overlay(loads(text), read_recorded(storage)), require_mor=require_mor)
+    return TableConfig.from_properties(overlay(props, read_recorded(storage)), require_mor=require_mor)
 
 
 def _new_table_layout_settings(hive_style: bool) -> dict[str, str]:

@@ -22,6 +22,7 @@ from ..config.properties import HUDI_EVENT_TIME_FIELD_KEY
 from ..config.schema import event_time_millis
 from .ordering_facts import OrderingFacts, column_range, from_json, merged, widen
 from ..timeline.active import Action, State, iter_write_stats, load_log_write_stats
+from ..timeline.instant import read_listed
 
 SOURCE_STATS = "write-stats"
 SOURCE_SCAN = "scan"
@@ -101,7 +102,7 @@ def log_event_ranges(table, *, since: str | None = None,
         if since and (ts < since if len(ts) == len(since) else ts[:14] < since[:14]):
             continue
         done = inst.path(State.COMPLETED)
-        data = storage.read_bytes(done)
+        data = read_listed(storage, done, table.timeline)  # (gone since the listing: TimelineChangedError)
         if getattr(table.timeline, "layout", 1) == 2:  # Avro commit metadata (table versions 8/9)
             from ..timeline.commits import decode_avro_commit
 

@@ -39,7 +39,7 @@ from typing import Mapping
 
 from ..etc_keys import EXCLUSIVE_CLEANER, TIMELINE_ZONE as K_TIMELINE_ZONE
 from ..errors import InvalidInputError, InvalidPropertiesError, MetadataTablePresentError, UnsupportedFeatureError
-from ..config.properties import BACKUP_FILE, PROPERTIES_FILE, TableConfig, dumps, loads
+from ..config.properties import BACKUP_FILE, PROPERTIES_FILE, TableConfig, dumps, loads, read_table_properties
 
 MDT_DIR = ".hoodie/metadata"
 K_MDT_PARTITIONS = "hoodie.table.metadata.partitions"
@@ -121,10 +121,10 @@ def update_table_properties(storage, updates: Mapping[str, str]) -> dict[str, st
     checksum, then drop the backup. Returns the new properties."""
     from ..config.properties import TableConfig as _TC
 
-    if not storage.exists(PROPERTIES_FILE) and storage.exists(BACKUP_FILE):  # a crash mid-update
-        storage.write_atomic(PROPERTIES_FILE, storage.read_bytes(BACKUP_FILE))
+    props, source = read_table_properties(storage, with_source=True)
+    if source == BACKUP_FILE:  # a crash mid-update (or a Java rewrite under way): the backup is the table's
+        storage.write_atomic(PROPERTIES_FILE, dumps(props, comment="Recovered by airflow-hudi-etc").encode("utf-8"))
     old = storage.read_bytes(PROPERTIES_FILE)
-    props = loads(old.decode("utf-8"))
     new = {**props, **updates}
     _TC.from_properties(new)  # still a valid config (checksum of the unchanged name included)
     storage.write_atomic(BACKUP_FILE, old)

@@ -84,11 +84,12 @@ def settings(props: Mapping[str, str] | None = None) -> HeartbeatSettings:
 
 
 def table_settings(storage: Storage) -> HeartbeatSettings:
-    from ..config.properties import PROPERTIES_FILE, loads
+    from ..config.properties import read_table_properties
+    from ..errors import HudiEtcError
 
-    try:
-        props = loads(storage.read_text(PROPERTIES_FILE))
-    except (FileNotFoundError, UnicodeDecodeError):
+    try:  # as Java reads them: the backup while a Java writer rewrites the file
+        props = read_table_properties(storage)
+    except HudiEtcError:
         props = {}
     return settings(props)
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 import fastavro
 
 from ..timeline.avro_models import COMPACTION_PLAN, read_avro_metadata
-from ..errors import InvalidTimelineError, UnsafePathError
+from ..timeline.instant import read_listed
+from ..errors import InvalidTimelineError, TimelineChangedError, UnsafePathError
 from ..file_group.fsview import parse_base_file_name
 from ..logformat import parse_log_file_name
 from ..storage import safe_filename, safe_relpath
@@ -295,13 +296,21 @@ def read_plan(storage, instant: str, meta_dir: str | None = None) -> CompactionP
     return CompactionPlan.from_bytes(instant, data)
 
 
-def pending_plan_groups(storage, pending_instants, meta_dir: str | None = None) -> dict[tuple[str, str], str]:
+def pending_plan_groups(storage, pending_instants, meta_dir: str | None = None,
+                        timeline=None) -> dict[tuple[str, str], str]:
     """(partition, fileId) → instant of the pending compaction that plans it: new logs of such a
-    file group belong to slice C. An unreadable or missing plan is refused, never guessed around."""
+    file group belong to slice C. An unreadable or missing plan is refused, never guessed around;
+    one ``timeline``'s listing held is a :class:`TimelineChangedError` (the table changed)."""
     out: dict[tuple[str, str], str] = {}
     for ts in pending_instants:
         try:
-            plan = read_plan(storage, ts, meta_dir)
+            if timeline is not None and meta_dir is not None:
+                plan = CompactionPlan.from_bytes(ts, read_listed(storage, f"{meta_dir}/{ts}.compaction.requested",
+                                                                 timeline))
+            else:
+                plan = read_plan(storage, ts, meta_dir)
+        except TimelineChangedError:
+            raise
         except FileNotFoundError:
             raise InvalidTimelineError(f"compaction plan {ts} is missing") from None
         for op in plan.operations:

@@ -27,6 +27,7 @@ from ..file_group.merge import BlockDecoder, FoldedLogs, ReadFilter, ScanStats, 
 from ..config.properties import TableConfig, load_table_config
 from ..config.schema import COMMIT_TIME, arrow_schema_from_avro, conform, meta_arrow_schema, with_meta_fields
 from ..storage import Storage
+from ..timeline.instant import read_listed
 from ..timeline.active import (
     INSTANT_FORMAT,
     Action,
@@ -100,7 +101,8 @@ class HudiTable:
 
     # ------------------------------------------------------------ timeline contents
     def instant_bytes(self, instant: Instant, state: State | None = None) -> bytes:
-        return self.storage.read_bytes(instant.path(state))
+        """A timeline file's bytes (:class:`TimelineChangedError` when it left the timeline since the listing)."""
+        return read_listed(self.storage, instant.path(state), self.timeline)
 
     def commit_metadata(self, instant: Instant | str) -> dict:
         if isinstance(instant, str):
@@ -161,7 +163,7 @@ class HudiTable:
         from ..services.plan import pending_plan_groups
 
         return pending_plan_groups(self.storage, [i.timestamp for i in self.timeline.pending_compactions],
-                                   self.config.timeline_dir)
+                                   self.config.timeline_dir, self.timeline)
 
     def replaced_file_groups(self) -> set[tuple[str, str]]:
         out: set[tuple[str, str]] = set()

@@ -12,7 +12,7 @@ import enum
 import re
 from dataclasses import dataclass, field
 
-from ..errors import InvalidTimelineError
+from ..errors import InvalidTimelineError, TimelineChangedError
 
 META_DIR = ".hoodie"
 AUX_DIR = ".hoodie/.aux"
@@ -120,3 +120,21 @@ def parse_instant_file(name: str) -> Instant | None:
         st = State.COMPLETED if state is None else State[state.upper()]
         return Instant(ts, act, st)
     return None
+
+
+def read_listed(storage, rel: str, timeline) -> bytes:
+    """The bytes of timeline file ``rel``. One that ``timeline``'s listing held and that is gone now
+    (Java's archiver moved it into the archive, a cleaner or rollback removed it, after the
+    listing) is a :class:`TimelineChangedError` (``conflict``; a ``FileNotFoundError`` too): the
+    command read a timeline that is no longer the table's. One the listing did not hold raises
+    ``FileNotFoundError`` as before (a missing plan file is the table's state, not a race)."""
+    try:
+        return storage.read_bytes(rel)
+    except FileNotFoundError:
+        name = rel.rsplit("/", 1)[-1]
+        if name in getattr(timeline, "files", ()):
+            raise TimelineChangedError(
+                f"conflict: {rel} was on the timeline this command listed and is gone before it was read "
+                f"(Java's archiver moved it into the archive, or a cleaner or rollback removed it): the table "
+                f"changed under the command; run it again") from None
+        raise

@@ -23,7 +23,7 @@ import json
 import re
 from typing import Iterable, TypeVar
 
-from ..errors import InstantExistsError, InvalidTimelineError, TableUpgradeIncompleteError
+from ..errors import HudiEtcError, InstantExistsError, InvalidTimelineError, TableUpgradeIncompleteError
 from .instant import _GROUP_V2 as _GROUP, INSTANT_TIME, META_DIR, Action, Instant, State
 
 #: the timeline class :func:`load_layout2` builds (``timeline.Timeline``: it reads layout 2 through
@@ -283,6 +283,21 @@ def _lazy(fn):
 
 
 # ------------------------------------------------------------------ mixed / half-upgraded states
+def _backup_of_other_version(storage, config) -> bool:
+    """Is ``hoodie.properties.backup`` a whole properties file of another table or layout version
+    than the one read? A backup of the same version is a Java writer's rewrite under way (or its
+    leftover, which Java's next rewrite drops): Java reads on, and so do we."""
+    from ..config.properties import BACKUP_FILE, loads
+
+    try:
+        props = loads(storage.read_bytes(BACKUP_FILE).decode("utf-8"))
+    except (FileNotFoundError, UnicodeDecodeError, HudiEtcError):
+        return False
+    version = (props.get("hoodie.table.version") or "").strip()
+    layout = (props.get("hoodie.timeline.layout.version") or "").strip()
+    return bool(version) and (version != str(config.version) or (bool(layout) and layout != "2"))
+
+
 def check_upgrade_complete(storage, config) -> None:
     """Spec §8 for a table whose properties say version 8/9: no instant files left in ``.hoodie/``,
     no legacy archive without an LSM history, no interrupted properties update."""
@@ -294,9 +309,10 @@ def check_upgrade_complete(storage, config) -> None:
         raise TableUpgradeIncompleteError(
             f"table version {config.version} but {META_DIR}/ still holds layout-1 instant files "
             f"({', '.join(sorted(stray)[:3])}...): an upgrade (or downgrade) did not finish")
-    if BACKUP_FILE.rsplit("/", 1)[-1] in names:
+    if BACKUP_FILE.rsplit("/", 1)[-1] in names and _backup_of_other_version(storage, config):
         raise TableUpgradeIncompleteError(
-            f"{BACKUP_FILE} is present: a properties update (e.g. an upgrade) was interrupted; recover it first")
+            f"{BACKUP_FILE} holds another table version than hoodie.properties ({config.version}): an upgrade "
+            f"or downgrade was interrupted in its properties update; let Java Hudi finish it first")
     if "archived" in names and storage.list_entry_names(f"{META_DIR}/archived"):
         hist = config.history_dir
         if not (hist and storage.exists(f"{hist}/_version_")):

@@ -50,6 +50,7 @@ from ..errors import InstantExistsError, InvalidInputError, TableExistsError
 from ..file_group.fsview import PARTITION_METAFILE
 from ..config.properties import (
     PAYLOAD_ALIASES,
+    BACKUP_FILE,
     PROPERTIES_FILE,
     dumps as dump_properties,
     load_table_config,
@@ -171,7 +172,7 @@ def init_table(
         from ..services.coexistence import K_EXCLUSIVE_CLEANER
 
         props[K_EXCLUSIVE_CLEANER] = "true"
-    if storage.exists(PROPERTIES_FILE):
+    if storage.exists(PROPERTIES_FILE) or storage.exists(BACKUP_FILE):  # (the backup: a rewrite under way)
         cfg = load_table_config(storage)
         Timeline.load(storage, cfg)  # a half-upgraded table is refused (spec §8), also here
         same = (
