@@ -16,6 +16,7 @@ import json
 import posixpath
 from typing import Any, Mapping
 
+from ..hudi.concurrency import transaction as commit_path
 from ..hudi.errors import InvalidInputError, InvalidTimelineError
 from ..hudi.storage import Storage
 from ..hudi.table.hudi_table import HudiTable
@@ -59,6 +60,7 @@ def repair_instant(path: str | Storage, *, instant: str, storage_options: Mappin
     folder, name = posixpath.split(rel)
     # Hadoop's checksum file of the empty file (Java on a local file system) would not match the
     # new bytes and make Java's read fail: gone first, so no reader sees new bytes under an old one
-    storage.delete(f"{folder}/.{name}.crc")
-    storage.write_atomic(rel, layout.commit_data(table.timeline, meta))
+    with commit_path.transaction(storage, what=f"repair-instant {instant}"):  # the writers' lock, if they share one
+        storage.delete(f"{folder}/.{name}.crc")
+        storage.write_atomic(rel, layout.commit_data(table.timeline, meta))
     return {"instant": instant, "status": "repaired", "file": rel, "schema": bool(schema)}

@@ -46,8 +46,13 @@ OCC = {"hoodie.write.concurrency.mode": "optimistic_concurrency_control", "hoodi
 JAVA_LOOP_OPTS = {**JAVA_OPTS, **OCC, "hoodie.write.lock.client.num_retries": "120",
                   "hoodie.write.lock.client.wait_time_ms_between_retry": "500",
                   "hoodie.write.lock.num_retries": "120", "hoodie.write.lock.wait_time_ms_between_retry": "500"}
-#: what a Java write may fail with next to ours without anything being wrong
-JAVA_REFUSALS = {"HoodieWriteConflictException": "java_conflict", "HoodieLockException": "java_lock_timeout"}
+#: what a Java write may fail with next to ours without anything being wrong (nothing committed):
+#: Hudi's conflict, a lock not acquired in time, and (v6) a plan published between Java's tagging
+#: and its write handle: Java's merge handle then finds no base file in the file group's latest
+#: slice (NoSuchElementException "FileID ... does not exist"; Java's own async compaction
+#: scheduling meets the same)
+JAVA_REFUSALS = {"HoodieWriteConflictException": "java_conflict", "HoodieLockException": "java_lock_timeout",
+                 "does not exist": "java_write_failed_plan_appeared"}
 
 OUR_LOOP_OPS = ("our_write", "schedule", "execute", "our_clean", "rollback", "crash_write", "crash_schedule",
                 "crash_execute", "crash_clean")
@@ -83,6 +88,12 @@ class LoopWorld(JavaWorld):
 
     # ------------------------------------------------------------ the Java loop
     def _loop(self, stop: threading.Event, out: list) -> None:
+        try:
+            self._loop_writes(stop, out)
+        except BaseException as e:  # noqa: BLE001 - re-raised in the step
+            out.append(("error", e))
+
+    def _loop_writes(self, stop: threading.Event, out: list) -> None:
         while not stop.is_set():
             pend = [i.timestamp for i in self.pending_compactions() if i.state is State.REQUESTED]
             if self.java_compaction == "on" and pend and self.loop_rng.random() < 0.5:
@@ -131,6 +142,9 @@ class LoopWorld(JavaWorld):
             stop.set()
             loop.join(600)
         assert not loop.is_alive(), "the Java loop did not stop"
+        errors = [e for kind, e in out if kind == "error"]
+        if errors:
+            raise errors[0]
         return f"{msg} | java: {out}"
 
     def _ours(self, op: str) -> str:
