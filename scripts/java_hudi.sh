@@ -2,7 +2,7 @@
 # Real Java Hudi for the tests marked `java` (tests/support/java_hudi.py): the Hudi Spark bundles
 # fetched with Maven into $HUDI_ETC_JAVA_CACHE/jars and one pyspark venv per Spark line.
 #   table version 6: Hudi 0.14 (hudi-spark3.4-bundle_2.12, pyspark 3.4.4) and 0.15.0 (spark3.5)
-#   table version 8: Hudi 1.0.2; table version 9: Hudi 1.1.1 (hudi-spark3.5-bundle_2.12, pyspark 3.5.3)
+#   table version 8: Hudi 1.0.2; table version 9: Hudi 1.1.1 and 1.2.0 (hudi-spark3.5-bundle_2.12, pyspark 3.5.3)
 # Idempotent: what is in the cache is not fetched again (a run with everything cached takes well
 # under a second). Called by scripts/test.sh; runnable alone. The cache defaults to ./.java-hudi.
 set -euo pipefail
@@ -64,6 +64,7 @@ fi
 fetch hudi-spark3.5-bundle_2.12 0.15.0
 fetch hudi-spark3.5-bundle_2.12 1.0.2
 fetch hudi-spark3.5-bundle_2.12 1.1.1
+fetch hudi-spark3.5-bundle_2.12 1.2.0  # (1.2.1 is refused by the registry here, 2026-11-28)
 
 PY=${PYTHON:-}
 if [ -z "$PY" ]; then

@@ -93,6 +93,13 @@ def clean(path: str | Storage, *, retain_commits: int = 10, storage_options: Map
                                 f"not {type(retain_commits).__name__}")
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
     table = HudiTable.load_writable(storage)
+    config = commit_path.table_write_config(storage)
+    if config.multi_writer and (config.get("hoodie.clean.automatic") or "true").lower() != "false":
+        # Hudi's cleaner runs in one place: two cleaners finishing the same pending clean each
+        # complete it (seen next to Java 1.1's automatic clean: two completed files of one clean)
+        raise InvalidInputError("clean: the table's Java writers clean it themselves (hoodie.clean.automatic, "
+                                "true by default) and Hudi's cleaner runs in one place; if they do not, record "
+                                "hoodie.clean.automatic=false with hudi-etc configure --hoodie")
     # a crashed schedule's copies first: once archival passed their slice it would look latest
     finish_stale_intents(storage, table.config)
     tl = table.timeline

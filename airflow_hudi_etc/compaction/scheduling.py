@@ -98,13 +98,16 @@ def schedule(
     def no(reason: str, outcome: Outcome = Outcome.CONFLICT, pending: str | None = None) -> ScheduleResult:
         return ScheduleResult(None, iso_ms(threshold_ms), threshold_ms, reason, 0, outcome, pending)
 
-    # single writer: wait for a pending write to end. Multi-writer (OCC): Java's scheduler does not
-    # wait, and need not: a write pending now (instant < C) that touches a file group of the plan
-    # is refused at its commit by Hudi's conflict rule (ours by find_conflict, Java's by its
-    # strategy: a pending compaction requested after it), and on versions 8/9 its log, completed
-    # after C was requested, belongs to slice C anyway
+    # Wait for a pending write to end, except on a multi-writer (OCC) table of version 6: there, as
+    # Java's scheduler under OCC, a write pending now (instant < C) that touches a file group of
+    # the plan is refused at its commit by Hudi's conflict rule (ours by find_conflict, Java
+    # 0.14/0.15's by its strategy: a pending compaction requested after it), and a failed write
+    # (LAZY keeps it pending until its heartbeat expires) does not hold the plan back. Versions
+    # 8/9 keep waiting: Java 1.1+ no longer refuses such a write, whose log then completes into
+    # slice C, named before our copies (seen with the loop writer: older values read back)
     d = plan_decision(table, threshold_ms=threshold_ms, settings=rq.settings(),
-                      check_pending_writes=not commit_path.table_write_config(rq.storage).multi_writer)
+                      check_pending_writes=not (commit_path.table_write_config(rq.storage).multi_writer
+                                                and table.config.layout_version == 1))
     if d.outcome is Outcome.ALREADY_SCHEDULED:  # a retry of the request that made the pending plan
         return ScheduleResult(d.instant, iso_ms(threshold_ms), threshold_ms, d.reason, d.operations, d.outcome)
     if d.outcome is not Outcome.READY and not (d.outcome is Outcome.COVERED and strategy != "event-time"):

@@ -36,7 +36,7 @@ JAVA_OCC = {**OCC, "hoodie.write.lock.client.num_retries": "2", "hoodie.write.lo
 #: Java's, waiting long enough (about 30 s) for a command of ours to release the lock
 JAVA_OCC_PATIENT = {**JAVA_OCC, "hoodie.write.lock.client.num_retries": "60",
                     "hoodie.write.lock.num_retries": "60"}
-LINES = [("0.14", 6), ("0.15", 6), ("1.0", 8), ("1.1", 9)]
+LINES = [("0.14", 6), ("0.15", 6), ("1.0", 8), ("1.1", 9), ("1.2", 9)]
 DAY2 = "2026-01-02T00:00:00Z"
 
 

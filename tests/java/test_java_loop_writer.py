@@ -14,8 +14,8 @@ from java_loop import LoopWorld
 
 pytestmark = pytest.mark.java
 
-LINES = {"0.14": 6, "0.15": 6, "1.0": 8, "1.1": 9}
-CI = [("0.15", 1, "off"), ("1.1", 2, "on")]
+LINES = {"0.14": 6, "0.15": 6, "1.0": 8, "1.1": 9, "1.2": 9}
+CI = [("0.15", 1, "off"), ("1.2", 2, "on")]
 
 
 @pytest.mark.parametrize("line,seed,java_compaction", CI, ids=[f"{l}-s{s}-jc-{j}" for l, s, j in CI])
@@ -36,3 +36,5 @@ def test_loop_writer_slow(java_hudi, tmp_path, line, seed):
     w = LoopWorld(tmp_path, java_hudi(line), seed, LINES[line], java_compaction=("off", "on")[seed % 2])
     out = w.run(int(os.environ.get("HUDI_ETC_LOOP_STEPS", "12")))
     print(line, seed, out)
+    if os.environ.get("HUDI_ETC_LOOP_VERBOSE"):
+        print("\n".join(w.log))

@@ -36,8 +36,8 @@ import time
 import traceback
 
 #: the table versions each line writes natively; 1.x lines also write older ones (auto upgrade off)
-NATIVE = {"0.14": 6, "0.15": 6, "1.0": 8, "1.1": 9}
-WRITABLE = {"0.14": (6,), "0.15": (6,), "1.0": (6, 8), "1.1": (6, 8, 9)}
+NATIVE = {"0.14": 6, "0.15": 6, "1.0": 8, "1.1": 9, "1.2": 9}
+WRITABLE = {"0.14": (6,), "0.15": (6,), "1.0": (6, 8), "1.1": (6, 8, 9), "1.2": (6, 8, 9)}
 
 KEYGEN_BY_TYPE = {
     "SIMPLE": "org.apache.hudi.keygen.SimpleKeyGenerator",
@@ -142,7 +142,7 @@ class Server:
 
     def version_options(self, path: str) -> dict:
         v = self.table_version(path)
-        if self.line in ("1.0", "1.1") and v != NATIVE[self.line]:
+        if self.line in ("1.0", "1.1", "1.2") and v != NATIVE[self.line]:
             return {"hoodie.write.table.version": str(v), "hoodie.write.auto.upgrade": "false"}
         return {}
 

@@ -20,7 +20,8 @@ Here (same file, same rule, so Java sees our live work as live):
   pid is dead or reused) counts as expired at once, so a retry right after a crash on the same
   machine need not wait out the tolerance; owners elsewhere are judged by the mtime alone.
 * Settings: ``hoodie.client.heartbeat.interval_in_ms`` / ``.tolerable.misses`` from the table's
-  ``hoodie.properties`` when present, overridden by ``HUDI_ETC_HEARTBEAT_INTERVAL_MS`` /
+  ``hoodie.properties`` when present, then from the writers' settings recorded with ``configure
+  --hoodie`` (and ``$HUDI_ETC_HOODIE_CONF``), overridden by ``HUDI_ETC_HEARTBEAT_INTERVAL_MS`` /
   ``HUDI_ETC_HEARTBEAT_TOLERABLE_MISSES``.
 """
 
@@ -91,6 +92,12 @@ def table_settings(storage: Storage) -> HeartbeatSettings:
         props = read_table_properties(storage)
     except HudiEtcError:
         props = {}
+    try:  # the writers' own settings, recorded with configure --hoodie (and this run's), win
+        from ..concurrency.transaction import table_write_config
+
+        props = {**props, **{k: v for k, v in table_write_config(storage).conf.items() if k in (K_INTERVAL, K_MISSES)}}
+    except HudiEtcError:
+        pass
     return settings(props)
 
 
