@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.dirname(HERE))  # the project root, when run from els
 
 from . import figures as F  # noqa: E402
 from .java_peer import LINES as JAVA_LINES  # noqa: E402
+from .lock import l1_next_to_a_streaming_writer  # noqa: E402
 from .p7 import p7_peer  # noqa: E402
 from .report import write_report  # noqa: E402
 

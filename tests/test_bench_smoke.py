@@ -85,3 +85,13 @@ def test_bench_smoke_cluster(tmp_path):
     (f,) = res["figures"]
     assert f["key"] == "Cluster" and f["value"] is not None, f["notes"]
     assert "per-row µs, cluster (large − small)" in f["details"]
+
+
+@pytest.mark.slow
+@pytest.mark.java
+def test_bench_smoke_l1(tmp_path):
+    """L1 with one attempt per line (two JVMs: minutes): it runs and reports both sides."""
+    res = _run(tmp_path, "--only", "L1")
+    (f,) = res["figures"]
+    assert f["key"] == "L1" and f["value"] is not None, f["notes"]
+    assert any(k.endswith("java writes per hour") for k in f["details"]), f["details"]

@@ -157,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     t0 = time.monotonic()
     spark = _spark(args)
+    from airflow_hudi_etc.hudi.concurrency.jvm_lock import use_jvm
+
+    use_jvm(spark)  # the table's lock provider: Hudi's own class when the bundle is on the classpath
     rolled_back = _earlier_attempt(args)
     try:
         result = run_command(args, cli_argv, spark_session=spark)

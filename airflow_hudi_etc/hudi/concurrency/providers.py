@@ -1,4 +1,5 @@
-"""The lock providers this process can take itself, by Java class name."""
+"""The lock providers by Java class name: Hudi's own class in the driver JVM of a Spark-hosted run
+whose classpath has it (:mod:`.jvm_lock`), else the ones this process implements."""
 
 from __future__ import annotations
 
@@ -20,6 +21,11 @@ def provider_for(storage, config: wc.WriteConfig) -> LockProvider | None:
                                     f"{wc.K_LOCK_PROVIDER}: record the one the table's Java writers use "
                                     "(hudi-etc configure --hoodie KEY=VALUE)")
         return None
+    from . import jvm_lock
+
+    jvm = jvm_lock.provider(storage, config)  # a Spark-hosted run with Hudi's bundle: Hudi's own class
+    if jvm is not None:
+        return jvm
     factory = PROVIDERS.get(name)
     if factory is None:
         raise LockProviderError(
