@@ -6,7 +6,8 @@ configured with the same keys (``configure --hoodie``) take one lock: while one 
 Java commit waits and, past its retries, fails without committing; Java's writes and ours then go
 on, and Java, hudi-rs and our reader agree with the model. The loss the lock closes: a Java commit
 between schedule's last re-check and the plan becoming visible (its log, in the slice the plan
-closes, dropped when Java executes the plan) happens without the lock and not with it.
+closes, dropped when Java executes the plan) happens without the lock and not with it (with it,
+Java's commit completes after the plan is visible).
 """
 
 from __future__ import annotations
@@ -159,19 +160,38 @@ def test_without_the_lock_a_java_commit_at_schedules_last_recheck_is_lost(java_h
     assert got["java"]["k1"] == 11  # Java's committed 99 dropped: the loss
 
 
-def test_with_the_lock_a_java_write_racing_schedule_loses_nothing(java_hudi, tmp_path):
-    """The same race under the shared lock (0.15, v6): Java's write starts (its requested
-    instant) after our re-check, while schedule holds the lock; Java takes the lock before it
-    lists the table, so it waits, then sees the plan and writes into slice C: Java executes the
-    plan and k1=99 stays, for Java, hudi-rs and our reader."""
+def test_with_the_lock_a_java_write_racing_schedule_commits_after_the_plan(java_hudi, tmp_path):
+    """The same race under the shared lock (0.15, v6; our execute, java-compaction off): Java's
+    write starts (its requested instant) after our re-check, while schedule holds the lock; its
+    commit cannot complete before the plan is visible (the completed file is newer than the plan).
+    What remains is Java's: it reads its timeline before it takes the lock (``initTable`` before
+    ``preWrite``), so its log may still land in the slice the plan closes — as next to Java's own
+    scheduler on 0.x. Our execute finds such a log (a stale plan, refused with nothing written);
+    unschedule and schedule again list it: k1=99 stays for Java, hudi-rs and our reader."""
+    import os
+
     java = java_hudi("0.15")
-    t = new_table(tmp_path, 6, java_compaction="on")
+    t = new_table(tmp_path, 6)
     three_batches(t)
     t.configure(hoodie=OCC)
     res, box = _schedule_with_java_commit_in_the_window(java, t, locked=True)
     assert "error" not in box, box["error"]
-    assert box["requested"] and res.instant and box["instant"] == box["requested"] > res.instant, (res, box)
-    assert java.run_compaction(t.path, res.instant) == [res.instant]
+    assert res.instant and box["requested"] and box["instant"] == box["requested"] > res.instant, (res, box)
+    hoodie = tmp_path / "t" / ".hoodie"
+    plan_at = os.stat(hoodie / f"{res.instant}.compaction.requested").st_mtime_ns
+    assert os.stat(hoodie / f"{box['instant']}.deltacommit").st_mtime_ns > plan_at  # the lock's guarantee
+    from airflow_hudi_etc.hudi.errors import InvalidTimelineError
+
+    try:
+        done = t.compaction.execute(res.instant)
+        how = f"executed ({done.status}): Java's log went to slice C"
+    except InvalidTimelineError as e:
+        assert "stale" in str(e), e
+        t.compaction.unschedule(res.instant)
+        again = t.compaction.schedule("2h", compaction_time=DAY2)
+        t.compaction.execute(again.instant)
+        how = "stale plan refused, scheduled again"
+    print(how)
     assert_all(java, t.path, {"k0": 0, "k1": 99, "k2": 22, "k3": 3})
 
 
