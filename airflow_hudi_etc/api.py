@@ -213,18 +213,21 @@ class Table:
     @classmethod
     def create(cls, path: str, *, table_name: str, record_key: str, precombine_field: str, event_time_field: str,
                partition_field: str | None = None, payload: str = "overwrite-latest", exclusive_cleaner: bool = False,
-               table_version: int = 6, java_compaction: str | None = "off",
+               table_version: int = 6, java_compaction: str | None = "off", partition_urlencode: bool = False,
                storage_options: Mapping[str, Any] | None = None) -> "Table":
         """A new empty table (the same settings again: the existing table). ``java_compaction``
         is recorded for a new table: ``"off"`` (default; our execute may run), ``"on"`` (Java's
         inline/async compaction executes the plans), ``None``: nothing recorded, as on a table Java
-        created (our execute is refused until ``configure(java_compaction=...)``)."""
+        created (our execute is refused until ``configure(java_compaction=...)``).
+        ``partition_urlencode``: partition values stored escaped as Hudi does
+        (``hoodie.datasource.write.partitionpath.urlencode=true``; README "Writing")."""
         from .hudi.write.writer import init_table
 
         t = cls(path, storage_options=storage_options)
         res = init_table(t.storage, table_name=table_name, record_key=record_key, precombine_field=precombine_field,
                    event_time_field=event_time_field, partition_field=partition_field, payload=payload,
-                   exclusive_cleaner=exclusive_cleaner, table_version=table_version, java_compaction=java_compaction)
+                   exclusive_cleaner=exclusive_cleaner, table_version=table_version, java_compaction=java_compaction,
+                   partition_urlencode=partition_urlencode)
         t.created = bool(res.get("created"))
         return t
 

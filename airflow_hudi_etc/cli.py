@@ -55,7 +55,8 @@ def cmd_init(a) -> dict:
     t = Table.create(a.path, table_name=a.table_name, record_key=a.record_key, precombine_field=a.precombine_field,
                      event_time_field=a.event_time_field, partition_field=a.partition_field, payload=a.payload,
                      exclusive_cleaner=a.exclusive_cleaner, table_version=a.table_version,
-                     java_compaction=a.java_compaction, storage_options=storage_options_from_env())
+                     java_compaction=a.java_compaction, partition_urlencode=a.partition_urlencode,
+                     storage_options=storage_options_from_env())
     return {"path": t.storage.base_uri, "table": a.table_name, "created": t.created}
 
 

@@ -97,6 +97,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
         Arg("java_compaction", default="off", choices=("on", "off"),
             help="recorded for the new table: off (default): every Java writer runs with its compaction off, "
                  "our execute may run; on: Java's inline/async compaction executes our plans"),
+        Arg("partition_urlencode", bool, False,
+            "store partition values escaped as Hudi does (hoodie.datasource.write.partitionpath.urlencode=true): "
+            "values holding ':', '/', '%XX'... are then readable by Java"),
     ), result="Table"),
     Command("configure", "record a decision about the table once, in .hoodie/.aux/hudi-etc/settings.json (hoodie.etc.*)", (
         PATH,

@@ -19,6 +19,7 @@ placement is not what is being judged); everything else is computed here.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 
 T0 = 1_700_000_000_000
@@ -262,12 +263,15 @@ class Step:
 #: timeline zones of the histories: east and west of UTC, half-hour and 45-minute offsets, DST
 TIMELINE_ZONES = ("UTC", "Asia/Tokyo", "America/Los_Angeles", "Europe/Paris", "Asia/Kolkata", "Pacific/Chatham")
 #: characters no partition value may hold (README: control characters, separators)
-_NOT_IN_VALUES = {*map(chr, range(0x20)), "\x7f", "/", "\\"}
+_NOT_IN_VALUES = {*map(chr, range(0x20)), "\x7f", "/", "\\", ":"}
+#: a '%' that may start what Java decodes in a folder name ('%41', '%+f', '%-0', Unicode digits)
+_JAVA_DECODED = re.compile(r"%[0-9A-Fa-f+\-\uff21-\uff26\uff41-\uff46]|%\d")
 
 
 def unicode_region_names(seed: int, n: int = 3) -> tuple[str, ...]:
     """``n`` distinct partition values of 1-4 characters from the whole Unicode range (BMP,
-    astral planes, private use, non-characters), none hidden (leading '.') nor '.'/'..'."""
+    astral planes, private use, non-characters), none hidden (leading '.') nor '.'/'..', and none
+    Java cannot read back as written (README "Writing": no ':', no '%XX' Java decodes)."""
     rng = random.Random(seed * 104729 + 7)
     out: list[str] = []
     while len(out) < n:
@@ -280,7 +284,7 @@ def unicode_region_names(seed: int, n: int = 3) -> tuple[str, ...]:
                 continue
             chars.append(c)
         v = "".join(chars)
-        if v and not v.startswith(".") and v not in out:
+        if v and not v.startswith(".") and v not in out and not _JAVA_DECODED.search(v):
             out.append(v)
     return tuple(out)
 

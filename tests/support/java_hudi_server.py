@@ -11,7 +11,8 @@ protocol pipe. Only the standard library and pyspark: the line's venv has nothin
 Write options come from the table's own ``hoodie.properties`` (record key, ordering field,
 partition field, key generator, payload class, partitioning flags), so a table made by this
 project's ``Table.create`` is written the way a user's Java job configured for it would; the
-caller adds or overrides options. Always ``hoodie.metadata.enable=false`` and an explicit
+caller adds or overrides options (where there is no table yet, Java creates it from the
+caller's options alone: see ``new_table_options``). Always ``hoodie.metadata.enable=false`` and an explicit
 ``hoodie.compact.inline``; a 1.x line on an older table writes that table version
 (``hoodie.write.table.version``, ``hoodie.write.auto.upgrade=false``).
 
@@ -147,6 +148,8 @@ class Server:
         return {}
 
     def write_options(self, path: str, operation: str, inline_compaction: bool, extra: dict) -> dict:
+        if not os.path.isfile(os.path.join(local_path(path), ".hoodie", "hoodie.properties")):
+            return self.new_table_options(operation, inline_compaction, extra)
         p = props_of(path)
         ordering = p.get("hoodie.table.precombine.field") or p.get("hoodie.table.ordering.fields", "")
         partition = ",".join(f.split(":", 1)[0] for f in p.get("hoodie.table.partition.fields", "").split(",") if f)
@@ -172,6 +175,18 @@ class Server:
             o["hoodie.datasource.write.payload.class"] = p["hoodie.compaction.payload.class"]
         o.update(self.version_options(path))
         o.update({k: str(v) for k, v in (extra or {}).items()})
+        return o
+
+    def new_table_options(self, operation: str, inline_compaction: bool, extra: dict) -> dict:
+        """The first write of a table Java creates: the line's own defaults (its native table
+        version) and the caller's ``options``, which must name the table, key and fields."""
+        if not (extra or {}).get("hoodie.table.name"):
+            raise HarnessError("no table here: a write that creates one needs options with hoodie.table.name, "
+                               "the record key and the partition path field")
+        o = {"hoodie.datasource.write.table.type": "MERGE_ON_READ", "hoodie.datasource.write.operation": operation,
+             "hoodie.metadata.enable": "false", "hoodie.embed.timeline.server": "false",
+             "hoodie.compact.inline": "true" if inline_compaction else "false"}
+        o.update({k: str(v) for k, v in extra.items()})
         return o
 
     def table_name(self, path: str) -> str:

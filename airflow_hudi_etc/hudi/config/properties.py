@@ -176,6 +176,9 @@ class TableConfig:
     merge_mode: str | None = None
     #: ``hoodie.table.keygenerator.type`` (v8/v9) when present, else None
     key_generator_type: str | None = None
+    #: ``hoodie.datasource.write.partitionpath.urlencode``: partition values stored escaped as
+    #: Hudi's ``escapePathName`` escapes them (Java records its writer's setting there)
+    partition_urlencode: bool = False
 
     @property
     def record_key_field(self) -> str:
@@ -267,6 +270,7 @@ class TableConfig:
             ordering_fields=ordering,
             merge_mode=mode,
             key_generator_type=(props.get(KEYGEN_TYPE_KEY) or "").strip().upper() or None,
+            partition_urlencode=props.get(URLENCODE_KEY, "false").strip().lower() == "true",
         )
 
 
@@ -285,6 +289,7 @@ MERGE_MODE_KEY = "hoodie.record.merge.mode"
 MERGE_STRATEGY_KEYS = ("hoodie.record.merge.strategy.id", "hoodie.compaction.record.merger.strategy")
 PARTIAL_UPDATE_MODE_KEY = "hoodie.table.partial.update.mode"
 KEYGEN_TYPE_KEY = "hoodie.table.keygenerator.type"
+URLENCODE_KEY = "hoodie.datasource.write.partitionpath.urlencode"
 EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
 COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
 CUSTOM_MERGE = "CUSTOM"
@@ -467,7 +472,7 @@ def load_table_config(storage, *, require_mor: bool = True) -> TableConfig:
     return TableConfig.from_properties(overlay(props, read_recorded(storage)), require_mor=require_mor)
 
 
-def _new_table_layout_settings(hive_style: bool) -> dict[str, str]:
+def _new_table_layout_settings(hive_style: bool, urlencode: bool = False) -> dict[str, str]:
     """The keys every new table of ours carries, whatever its version (in file order)."""
     return {
         "hoodie.archivelog.folder": "archived",
@@ -475,7 +480,7 @@ def _new_table_layout_settings(hive_style: bool) -> dict[str, str]:
         "hoodie.populate.meta.fields": "true",
         "hoodie.table.timeline.timezone": "UTC",
         "hoodie.datasource.write.hive_style_partitioning": "true" if hive_style else "false",
-        "hoodie.datasource.write.partitionpath.urlencode": "false",
+        URLENCODE_KEY: "true" if urlencode else "false",
         "hoodie.datasource.write.drop.partition.columns": "false",
     }
 
@@ -491,6 +496,7 @@ def new_table_properties(
     schema: dict | None,
     database: str = "default",
     hive_style: bool = True,
+    urlencode: bool = False,
 ) -> dict[str, str]:
     """The ``hoodie.properties`` of a new v6 MOR table, as Spark with Hudi 0.15 writes it."""
     props = {
@@ -507,7 +513,7 @@ def new_table_properties(
         ),
         "hoodie.compaction.payload.class": payload,
         "hoodie.compaction.record.merger.strategy": DEFAULT_MERGER_STRATEGY,
-        **_new_table_layout_settings(hive_style),
+        **_new_table_layout_settings(hive_style, urlencode),
         "hoodie.database.name": database,
         HUDI_EVENT_TIME_FIELD_KEY: event_time_field,
         EVENT_TIME_FIELD_KEY: event_time_field,
@@ -532,6 +538,7 @@ def new_table_properties_v8(
     database: str = "default",
     hive_style: bool = True,
     merge_mode: str = EVENT_TIME_ORDERING,
+    urlencode: bool = False,
 ) -> dict[str, str]:
     """The ``hoodie.properties`` of a NEW table of version 8 (Hudi 1.0) or 9 (Hudi 1.1), as the
     fixtures' writers made them (spec §1, §9 "New tables"): layout 2, ``timeline``/``history``
@@ -551,7 +558,7 @@ def new_table_properties_v8(
         "hoodie.table.recordkey.fields": record_key,
         KEYGEN_TYPE_KEY: "SIMPLE" if partition_field else "NON_PARTITION",
         MERGE_MODE_KEY: merge_mode,
-        **_new_table_layout_settings(hive_style),
+        **_new_table_layout_settings(hive_style, urlencode),
         "hoodie.table.metadata.partitions": "",
         "hoodie.table.metadata.partitions.inflight": "",
         "hoodie.database.name": database,

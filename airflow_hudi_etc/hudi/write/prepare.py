@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..services.coexistence import KeyGen, key_generator
+from . import partition_paths as pp
 from ..errors import InvalidInputError
 from ..config.schema import (
     META_FIELDS,
@@ -41,51 +42,47 @@ def read_input(path: str) -> pa.Table:
     raise InvalidInputError(f"input {path}: use a .parquet or .jsonl file")
 
 
-def _partition_values(table: pa.Table, field: str, hive_style: bool) -> pa.Array:
+def _partition_values(table: pa.Table, field: str, hive_style: bool, urlencode: bool) -> pa.Array:
+    """The folder name of each row's value of ``field``, as Java's key generator makes it
+    (escaped when the table says urlencode); values Java or hudi-rs would not read back as
+    written are refused (:func:`.partition_paths.value_problem`)."""
     col = table.column(field)
     if col.null_count:
         raise InvalidInputError(f"partition field {field!r} has null values")
     strs = pc.cast(col, pa.string())
-    if hive_style:
-        strs = pc.binary_join_element_wise(pa.scalar(f"{field}="), strs, "")
-    # a value is one folder name: no separator, not "." / ".." (names merely holding dots, e.g.
-    # "v1..2", are fine), not hidden (Hudi's partition listing skips names starting with "."),
-    # nothing stock readers cannot read (:func:`_unreadable_folder`)
-    prefix = len(f"{field}=") if hive_style else 0
-
-    def unusable(folder: str) -> bool:
-        value = folder[prefix:]
-        return (any(c in value for c in "/\\") or folder.startswith(".") or value in (".", "..")
-                or _unreadable_folder(folder))
-
-    bad = sorted(v for v in set(strs.to_pylist()) if unusable(v))
+    strs = strs.combine_chunks() if isinstance(strs, pa.ChunkedArray) else strs
+    uniques = pc.unique(strs)
+    values = uniques.to_pylist()
+    bad = sorted((v, why) for v in values
+                 if (why := pp.value_problem(v, field=field, hive_style=hive_style, urlencode=urlencode)))
     if bad:
-        raise InvalidInputError(f"partition values {bad[:3]} are not usable folder names (no '/', '\\', "
-                                f"leading '.', control characters; at most {MAX_FOLDER_BYTES} bytes)")
-    return strs.combine_chunks() if isinstance(strs, pa.ChunkedArray) else strs
+        raise InvalidInputError(pp.refusal(f"partition field {field!r}: values", bad, urlencode=urlencode))
+    folders = pa.array([pp.folder_name(field, v, hive_style=hive_style, urlencode=urlencode) for v in values],
+                       pa.string())
+    return pc.take(folders, pc.index_in(strs, value_set=uniques))
 
 
-#: the longest folder name (UTF-8 bytes) most filesystems take (ext4, XFS, APFS, NTFS: 255)
-MAX_FOLDER_BYTES = 255
-
-
-def _unreadable_folder(folder: str) -> bool:
-    """A partition folder name stock readers cannot read: a control character (U+0000..U+001F,
-    DEL U+007F; hudi-rs's object-store paths refuse them and then fail on the whole table), or
-    longer than :data:`MAX_FOLDER_BYTES` (the filesystem refuses it)."""
-    return any(c < " " or c == "\x7f" for c in folder) or len(folder.encode("utf-8", "surrogatepass")) > MAX_FOLDER_BYTES
-
-
-def _timestamp_partition_values(batch: pa.Table, kg: KeyGen, hive_style: bool) -> pa.Array:
-    """TimestampBasedKeyGenerator's partition paths (the output format may hold ``/``: one
-    folder per level); each level must be a usable folder name."""
+def _timestamp_partition_values(batch: pa.Table, kg: KeyGen, hive_style: bool, urlencode: bool) -> pa.Array:
+    """TimestampBasedKeyGenerator's partition paths: the formatted time, escaped as a whole when
+    the table says urlencode (a ``/`` of the output format is then ``%2F``: one folder), else one
+    folder per ``/``-separated level; each level must be a folder name Java reads as written."""
     f = kg.partition_fields[0]
     vals = kg.timestamp.values(batch.column(f))
+    if urlencode:
+        vals = [pp.escape_path_name(v) for v in vals]
     if hive_style:
         vals = [f"{f}={v}" for v in vals]
-    bad = sorted({v for v in vals if any(not seg or seg.startswith(".") or _unreadable_folder(seg) for seg in v.split("/"))})
+
+    def problem(path: str) -> str | None:
+        for seg in path.split("/"):
+            why = pp.folder_problem(seg) or (None if urlencode else pp.java_problem(seg))
+            if why:
+                return why
+        return None
+
+    bad = sorted((v, why) for v in set(vals) if (why := problem(v)))
     if bad:
-        raise InvalidInputError(f"partition paths {bad[:3]} are not usable folder names")
+        raise InvalidInputError(pp.refusal("partition paths", bad, urlencode=urlencode))
     return pa.array(vals, pa.string())
 
 
@@ -130,9 +127,10 @@ def prepare_batch(table: HudiTable, batch: pa.Table, operation: str) -> pa.Table
         event_time_millis(batch.column(cfg.event_time_field), cfg.event_time_field)  # validates
     keys = _record_keys(batch, kg)
     if kg.timestamp is not None:
-        parts = _timestamp_partition_values(batch, kg, cfg.hive_style_partitioning)
+        parts = _timestamp_partition_values(batch, kg, cfg.hive_style_partitioning, cfg.partition_urlencode)
     elif kg.partition_fields:
-        cols = [_partition_values(batch, f, cfg.hive_style_partitioning) for f in kg.partition_fields]
+        cols = [_partition_values(batch, f, cfg.hive_style_partitioning, cfg.partition_urlencode)
+                for f in kg.partition_fields]
         parts = cols[0] if len(cols) == 1 else pc.binary_join_element_wise(*cols, "/")
     else:
         parts = pa.array([""] * batch.num_rows, pa.string())

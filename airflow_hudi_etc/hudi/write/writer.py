@@ -105,6 +105,7 @@ def init_table(
     exclusive_cleaner: bool = False,
     table_version: int = 6,
     java_compaction: str | None = "off",
+    partition_urlencode: bool = False,
 ) -> dict:
     """Create an empty MOR table of ``table_version`` 6 (Hudi 0.14/0.15, timeline layout 1), 8
     (Hudi 1.0) or 9 (Hudi 1.1; both layout 2: ``.hoodie/timeline/`` and its ``history/``, no
@@ -118,7 +119,11 @@ def init_table(
     (default: its Java writers, if any, run with their compaction off, so our execute may run) or
     ``"on"`` (Java executes the compactions); ``None`` records nothing — what a table Java created
     looks like (our execute refuses it until ``hudi-etc configure --java-compaction`` says). An
-    existing table is left as it is (its setting is changed with ``configure``)."""
+    existing table is left as it is (its setting is changed with ``configure``).
+    ``partition_urlencode``: the table says ``hoodie.datasource.write.partitionpath.urlencode=true``
+    — partition values stored escaped as Hudi's ``escapePathName`` does (``a:b`` in ``city=a%3Ab``),
+    so values such as ``a:b``, ``a/b`` or ``%41`` are readable by Java; its Java writers then
+    take the same setting (Java reads it from hoodie.properties). Fixed for the table's life."""
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
     import re
 
@@ -154,6 +159,7 @@ def init_table(
             partition_field=partition_field,
             payload=payload_class,
             schema=None,
+            urlencode=bool(partition_urlencode),
         )
     else:
         from ..config.properties import COMMIT_TIME_ORDERING, DEFAULT_PAYLOAD, EVENT_TIME_ORDERING, new_table_properties_v8
@@ -167,6 +173,7 @@ def init_table(
             partition_field=partition_field,
             schema=None,
             merge_mode=EVENT_TIME_ORDERING if payload_class == DEFAULT_PAYLOAD else COMMIT_TIME_ORDERING,
+            urlencode=bool(partition_urlencode),
         )
     if exclusive_cleaner:
         from ..services.coexistence import K_EXCLUSIVE_CLEANER
@@ -183,6 +190,7 @@ def init_table(
             and cfg.payload_class == payload_class
             and cfg.event_time_field == event_time_field
             and cfg.version == table_version
+            and cfg.partition_urlencode == bool(partition_urlencode)
         )
         if not same:
             raise TableExistsError(f"a different table already exists at {storage.base_uri}")
@@ -201,7 +209,8 @@ def init_table(
         return init_table(storage, table_name=table_name, record_key=record_key,
                           precombine_field=precombine_field, event_time_field=event_time_field,
                           partition_field=partition_field, payload=payload, exclusive_cleaner=exclusive_cleaner,
-                          table_version=table_version, java_compaction=java_compaction)
+                          table_version=table_version, java_compaction=java_compaction,
+                          partition_urlencode=partition_urlencode)
     _record_created_settings(storage, props, java_compaction)
     if not partition_field:
         _ensure_partition_metadata(storage, "", "00000000000000")
