@@ -429,9 +429,12 @@ class _PropsOnly:
         self.data = data
 
     def read_text(self, rel):
+        return self.read_bytes(rel).decode("utf-8")
+
+    def read_bytes(self, rel):  # (the properties are read as bytes, as Java reads them: issue 35 item 8)
         if rel != PROPERTIES_FILE:
             raise FileNotFoundError(rel)
-        return self.data.decode("utf-8")
+        return self.data
 
 
 def mutate_props(rng: random.Random, data: bytes) -> tuple[bytes, list]:
