@@ -506,14 +506,22 @@ class JavaWorld:
         self.counts["java_stuck_write_rolled_back"] = self.counts.get("java_stuck_write_rolled_back", 0) + 1
         return write(), f"[stuck-write {failed}: our rollback] "
 
+    def advance_clock(self) -> None:
+        self.clock += H
+
     def run(self, steps: int) -> dict:
+        self.run_steps(steps)
+        return self.finish()
+
+    def run_steps(self, steps: int) -> None:
+        """The base batch, then ``steps`` chosen steps, each judged."""
         base = self.rows(12, 0)
         self.our_write(base)
         self.log.append("our_write 12 (base)")
         self.judge()
         for _ in range(steps):
             self.steps += 1
-            self.clock += H
+            self.advance_clock()
             op = self.choose()
             self.counts[op] = self.counts.get(op, 0) + 1
             self.log.append(op)
@@ -526,6 +534,8 @@ class JavaWorld:
                 raise AssertionError(f"{self.where()}: {e}") from e
             except Exception as e:
                 raise AssertionError(f"{self.where()}: {type(e).__name__}: {e}") from e
+
+    def finish(self) -> dict:
         # the end: the deferred recoveries, every pending compaction executed, one more Java write
         for family, args in self.deferred:
             inst = args[args.index("--instant") + 1] if "--instant" in args else None

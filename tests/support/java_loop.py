@@ -234,26 +234,11 @@ class LoopWorld(JavaWorld):
                 return f"schedule: {res.reason} ({tries} attempts)"
             time.sleep(0.2)
 
+    def advance_clock(self) -> None:
+        self.clock += self.rng.choice((1, 2, 3)) * 3_600_000
+
     def run(self, steps: int) -> dict:
-        base = self.rows(12, 0)
-        self.our_write(base)
-        self.log.append("our_write 12 (base)")
-        self.judge()
-        for _ in range(steps):
-            self.steps += 1
-            self.clock += self.rng.choice((1, 2, 3)) * 3_600_000
-            op = self.choose()
-            self.counts[op] = self.counts.get(op, 0) + 1
-            self.log.append(op)
-            try:
-                self.log[-1] = self.step(op)
-                self.judge()
-            except AssertionError as e:
-                if "steps:" in str(e):
-                    raise
-                raise AssertionError(f"{self.where()}: {e}") from e
-            except Exception as e:
-                raise AssertionError(f"{self.where()}: {type(e).__name__}: {e}") from e
+        self.run_steps(steps)
         # the end: one more Java commit (Java 0.14/0.15's snapshot reads up to the last commit:
         # the steps it was not judged at are judged here), then every judge once more
         rows = self.rows(0, 3, java=True)
