@@ -8,7 +8,9 @@ Before a write or a compaction execution creates a data file, it creates a marke
   The log files a compaction execution makes in slice C (split log, links of older plans) carry
   no marker: Hudi 1.x throws rolling back a CREATE-marked log on a version-6 table; our rollback
   removes them as the plan's outputs.
-* ``APPEND`` — a new log file of a write. As ``HoodieAppendHandle`` does, ``<name>`` is the
+* ``CREATE`` also marks a new log file of a write on versions 8/9, as Java 1.x does (Hudi 1.2's
+  rollback refuses an APPEND marker there: "V8+ should not have APPEND markers").
+* ``APPEND`` — (version 6) a new log file of a write. As ``HoodieAppendHandle`` does, ``<name>`` is the
   *phony base file name* ``<fileId>_<writeToken>_<baseInstant>.parquet`` of the slice the log
   extends; Java's rollback reads the file id and base instant from it and rolls back the latest
   log of that slice (deletes it when the rolled-back instant made the file group, else appends a
@@ -64,12 +66,6 @@ def mark_append(storage: Storage, instant: str, partition: str, file_id: str, wr
                 base_instant: str) -> None:
     """The APPEND marker of a new log file of slice ``base_instant`` (HoodieAppendHandle's name)."""
     _create(storage, marker_rel(instant, partition, base_file_name(file_id, write_token, base_instant), "APPEND"))
-
-
-def mark_append_log(storage: Storage, instant: str, log_rel: str) -> None:
-    """Table versions 8/9: the APPEND marker names the new log file itself (spec §5.4)."""
-    part, name = posixpath.split(safe_relpath(log_rel))
-    _create(storage, marker_rel(instant, part, name, "APPEND"))
 
 
 @dataclass(frozen=True)
@@ -199,5 +195,5 @@ def verify_written(storage: Storage, instant: str, stats: "list[WriteStat]") -> 
                                      f"removed or replaced it); nothing was committed: run it again")
 
 
-__all__ = ["verify_written", "Marker", "mark_create", "mark_append", "mark_append_log", "list_markers", "files_to_roll_back", "remove_markers",
+__all__ = ["verify_written", "Marker", "mark_create", "mark_append", "list_markers", "files_to_roll_back", "remove_markers",
            "written_by", "marker_dir", "marker_rel", "check_markers", "InvalidTimelineError"]

@@ -436,8 +436,8 @@ def _mark(storage: Storage, instant: str, planned: list[WriteUnit], layout2: boo
     for u in planned:
         if u.kind == "insert":
             markers.mark_create(storage, instant, u.path)
-        elif layout2:
-            markers.mark_append_log(storage, instant, u.path)
+        elif layout2:  # as Java 1.x marks a log on versions 8/9; Hudi 1.2's rollback refuses an APPEND marker there
+            markers.mark_create(storage, instant, u.path)
         else:
             markers.mark_append(storage, instant, u.partition, u.file_id,
                                 lf.parse_log_file_name(u.file_name).write_token, u.base_instant)
