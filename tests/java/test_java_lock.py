@@ -244,3 +244,30 @@ def test_with_the_lock_and_lazy_policy_java_leaves_our_write_in_flight_alone(jav
     out, box = _java_write_while_ours_is_in_flight(java, t, JAVA_OCC_PATIENT)
     assert "error" not in out and "error" not in box, (out, box)
     assert_all(java, t.path, {"k1": 1, "k2": 2, "k3": 33, "k9": 99})
+
+
+@pytest.mark.parametrize("line", ["1.1", "1.2"])
+def test_java_rolls_back_a_killed_write_of_ours_on_v9(java_hudi, tmp_path, line):
+    """A write of ours killed after its log file (v9): Java's next write rolls it back from our
+    markers. Hudi 1.2 refuses an APPEND marker on versions 8/9 ("V8+ should not have APPEND
+    markers"): our writes mark logs with CREATE markers, as Java 1.x does, and Java writes on."""
+    import os
+    import subprocess
+    import sys
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    java = java_hudi(line)
+    t = new_table(tmp_path, 9)
+    t.write([row("k1", 1, 10, 1), row("k2", 1, 10, 2)])
+    batch = tmp_path / "b.parquet"
+    pq.write_table(pa.Table.from_pylist([row("k1", 2, 11, 11)]), batch)
+    env = dict(os.environ, HUDI_ETC_CRASH_AT="write.after-file@1")
+    r = subprocess.run([sys.executable, "-m", "airflow_hudi_etc.cli", "write", "--path", t.path, "--input", str(batch)],
+                       env=env, capture_output=True, text=True)
+    assert r.returncode == crash.EXIT_CODE, r.stderr
+    marks = [f for _, _, fs in os.walk(tmp_path / "t" / ".hoodie" / ".temp") for f in fs]
+    assert marks and all(f.endswith(".marker.CREATE") for f in marks), marks
+    java.upsert(t.path, [row("k2", 3, 12, 22)])  # Java's eager rollback of ours, then its write
+    assert_all(java, t.path, {"k1": 1, "k2": 22})
