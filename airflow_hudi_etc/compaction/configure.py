@@ -7,7 +7,9 @@ reads it from the table instead of from a variable set in every shell.
 
 Each value is normalized, then checked against the table where the table allows it (for the
 timeline zone: the instants already on the timeline, read in that zone, may not lie in the future;
-a table whose ``hoodie.table.timeline.timezone`` is UTC takes only UTC). A refusal writes nothing;
+a table whose ``hoodie.table.timeline.timezone`` is UTC takes only UTC; for the writers' bucket index
+(``--hoodie hoodie.index.type=BUCKET ...``): a count that names every file group of the table).
+A refusal writes nothing;
 the same values again write nothing (``unchanged``); a table configured by an earlier release
 (its ``hoodie.etc.*`` keys in ``hoodie.properties``) has them copied into the settings file by
 its next configure (``hoodie.properties`` itself is no longer written).
@@ -23,6 +25,7 @@ from ..hudi.errors import InvalidInputError
 from ..hudi.services.etc_metadata import TABLE_SETTINGS
 from ..hudi.concurrency.providers import provider_for
 from ..hudi.concurrency.write_config import WriteConfig, check_keys, parse_pairs
+from ..hudi.index.bucket import BUCKET_INDEX_META, bucket_index, settings_of as bucket_settings
 from ..hudi.config.etc_settings import SETTINGS_PATH, read_hoodie, read_recorded, record, record_hoodie
 from ..hudi.config.properties import load_table_config
 from ..hudi.storage import Storage
@@ -52,12 +55,21 @@ def _check_timeline_zone(table: HudiTable, name: str, now: _dt.datetime) -> None
             f"(their zone is further east)")
 
 
-def _check_write_config(storage: Storage, before: Mapping[str, str], given: Mapping[str, str]) -> None:
+def _check_write_config(table: HudiTable, before: Mapping[str, str], given: Mapping[str, str]) -> None:
     """The write settings after the change must name a lock provider this process can take, with
-    its settings, and reach it (a ZooKeeper server that answers): else a typed refusal."""
+    its settings, and reach it (a ZooKeeper server that answers), and a bucket index our writes
+    can follow whose count names every file group of the table: else a typed refusal."""
+    storage = table.storage
     after = {**before, **given}
     config = WriteConfig({k: v for k, v in after.items() if v})
     config.concurrency_mode  # noqa: B018 - a mode Hudi does not know is refused
+    buckets = bucket_index(bucket_settings({**table.config.raw, **config.conf}),
+                           record_key_fields=table.config.record_key_fields, table_version=table.config.version,
+                           bucket_meta=lambda: storage.exists(BUCKET_INDEX_META),
+                           concurrency_mode=config.concurrency_mode)
+    if buckets is not None:
+        view = table.file_system_view()
+        buckets.file_groups(view.latest_slices(), set(view.partitions))
     provider = provider_for(storage, config)
     if provider is not None:
         try:
@@ -93,7 +105,7 @@ def configure(path: str | Storage, *, storage_options: Mapping[str, Any] | None 
     table = HudiTable.load(storage)  # typed refusals: no table, an unsupported version...
     hoodie_before = read_hoodie(storage)
     if hoodie_given:
-        _check_write_config(storage, hoodie_before, hoodie_given)  # refused before anything is written
+        _check_write_config(table, hoodie_before, hoodie_given)  # refused before anything is written
     if not given:
         after = record_hoodie(storage, {k: v for k, v in hoodie_given.items() if v},
                               remove=[k for k, v in hoodie_given.items() if not v])
