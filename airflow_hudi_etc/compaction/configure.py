@@ -6,8 +6,9 @@ every later command, wherever it runs (CLI, API, Airflow workers, Spark drivers 
 reads it from the table instead of from a variable set in every shell.
 
 Each value is normalized, then checked against the table where the table allows it (for the
-timeline zone: the instants already on the timeline, read in that zone, may not lie in the future;
-a table whose ``hoodie.table.timeline.timezone`` is UTC takes only UTC; for the writers' bucket index
+timeline zone: the instants already on the timeline, read in that zone, may not lie in the future,
+nor all disagree with their files' modification times (:mod:`.zone_evidence`); a table whose
+``hoodie.table.timeline.timezone`` is UTC takes only UTC; for the writers' bucket index
 (``--hoodie hoodie.index.type=BUCKET ...``): a count that names every file group of the table).
 A refusal writes nothing;
 the same values again write nothing (``unchanged``); a table configured by an earlier release
@@ -32,12 +33,15 @@ from ..hudi.storage import Storage
 from ..hudi.table.hudi_table import HudiTable
 from ..hudi.timeline.active import parse_instant_time
 from .times import max_clock_skew
+from .zone_evidence import describe_offset, timeline_evidence, zone_disagreement
 
 
 def _check_timeline_zone(table: HudiTable, name: str, now: _dt.datetime) -> None:
     """The zone must be the one the table's instants were made in, as far as they tell: UTC for
     a table that says UTC; else no instant (requested or completion time) may lie in the future
-    when read in it (a zone west of the writers' puts their latest instants ahead of the clock)."""
+    when read in it (a zone west of the writers' puts their latest instants ahead of the clock),
+    and the timeline files' modification times may not all disagree with their instant times
+    read in it (:mod:`.zone_evidence`: a zone east of the writers' too)."""
     declared = (table.config.raw.get(K_TIMEZONE) or "LOCAL").strip()
     if declared.upper() == "UTC" and name != "UTC":
         raise InvalidInputError(f"the table's {K_TIMEZONE} is UTC: its instants are UTC times, whatever the JVM's "
@@ -45,7 +49,8 @@ def _check_timeline_zone(table: HudiTable, name: str, now: _dt.datetime) -> None
     latest = table.timeline.latest_time
     if latest is None:
         return
-    at = parse_instant_time(latest, zone_named(name, "timeline zone"))
+    zone = zone_named(name, "timeline zone")
+    at = parse_instant_time(latest, zone)
     skew = max_clock_skew()
     if at > now + skew:
         raise InvalidInputError(
@@ -53,6 +58,17 @@ def _check_timeline_zone(table: HudiTable, name: str, now: _dt.datetime) -> None
             f"{at.astimezone(_dt.timezone.utc).isoformat(timespec='seconds')}, "
             f"{at - now} ahead of now (allowed clock skew {skew}): the table's writers do not run in {name} "
             f"(their zone is further east)")
+    if declared.upper() == "UTC":
+        return  # Java writes UTC times there, whatever its JVM's zone
+    evidence = timeline_evidence(table)
+    found = zone_disagreement(evidence, zone, skew)
+    if found is not None:
+        offset, when = found
+        raise InvalidInputError(
+            f"timeline zone {name}: the modification times of the timeline's latest files ({len(evidence)}) all "
+            f"disagree with their instant times read in {name}, by more than the allowed clock skew ({skew}): "
+            f"the instants were made on a clock at {describe_offset(offset, when)}. Configure the Java "
+            f"writers' JVM zone (the zone with that offset then), not {name}; nothing was recorded")
 
 
 def _check_write_config(table: HudiTable, before: Mapping[str, str], given: Mapping[str, str]) -> None:

@@ -1,4 +1,4 @@
-"""Issue 35 item 4 with real Java Hudi.
+"""Issue 35 items 4 and 5 with real Java Hudi.
 
 * Item 4, bucket-index tables: Java writers with ``hoodie.index.type=BUCKET`` name every file
   group by its bucket (``00000003-<uuid rest>-0``) and record nothing of it in hoodie.properties
@@ -8,11 +8,19 @@
   settings recorded (``configure --hoodie hoodie.index.type=BUCKET ...``) it routes each key to
   Java's bucket. The proof is Java's own next upsert of every key: it finds each key in the file
   group we put it in (no key read twice, no new file group), simple and composite keys.
+* Item 5, the timeline zone: a Java writer whose JVM runs in America/Bogota (UTC-05:00 all year)
+  on a LOCAL timeline; ``configure --timeline-zone UTC`` used to be accepted (its instants read as
+  UTC lie in the past); now the timeline files' modification times refuse it, naming UTC-05:00,
+  and the right zone is accepted: our plan then sorts before Java's next write, which works.
+  That JVM is the one extra process of this file (a module fixture, Hudi 1.1, writing a v6 and a
+  v9 table).
+
 Tables are small; nothing sleeps.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 from pathlib import Path
@@ -20,9 +28,11 @@ from pathlib import Path
 import pytest
 
 from airflow_hudi_etc.cli import main as cli_main
+from airflow_hudi_etc.hudi.config.etc_settings import SETTINGS_PATH
 from airflow_hudi_etc.hudi.config.properties import PROPERTIES_FILE, dumps, loads
 from airflow_hudi_etc.hudi.errors import InvalidInputError
 from java_checks import assert_all, new_table, row, timeline_names
+from java_hudi import JavaHudi, unavailable_reason
 
 pytestmark = pytest.mark.java
 
@@ -32,6 +42,7 @@ IDS = [f"v{v}-{ln}" for v, ln in LINES]
 BUCKET5 = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "5"}
 #: keys whose Java hashCodes cover both signs, non-ASCII and a surrogate pair
 KEYS = [f"user-{i}" for i in range(12)] + ["é-ü", "\U0001F600x", "polygenelubricants"]
+DAY2 = "2026-01-02T00:00:00Z"
 
 
 def run(capsys, *args) -> tuple[int, dict]:
@@ -139,3 +150,61 @@ def test_composite_keys_hashed_on_one_field(java_hudi, tmp_path, capsys, version
     java.upsert(t.path, [row(k, 3, 12, 200 + i, city(i)) for i, k in enumerate(KEYS)], options=opts)
     assert file_groups(t.path) == ours
     assert_all(java, t.path, {k: 200.0 + i for i, k in enumerate(KEYS)})
+
+
+# ---------------------------------------------------------------- item 5
+ZONE = "America/Bogota"  # UTC-05:00, no daylight saving time
+
+
+@pytest.fixture(scope="module")
+def bogota():
+    """Hudi 1.1 in a JVM whose default zone is America/Bogota (writes only: see JavaHudi)."""
+    why = unavailable_reason("1.1")
+    if why:
+        if os.environ.get("HUDI_ETC_JAVA_REQUIRED") == "1":
+            pytest.fail(why)
+        pytest.skip(why)
+    j = JavaHudi("1.1", jvm_zone=ZONE)
+    try:
+        j.start()
+        yield j
+    finally:
+        j.close()
+
+
+def _local_timeline(path) -> None:
+    f = Path(path) / PROPERTIES_FILE
+    props = loads(f.read_text())
+    props["hoodie.table.timeline.timezone"] = "LOCAL"  # Java's default: its JVM's zone
+    f.write_text(dumps(props))
+
+
+@pytest.mark.parametrize("version,judge", [(6, "0.14"), (9, "1.1")], ids=["v6", "v9"])
+def test_configure_timeline_zone_judged_by_the_files_times(java_hudi, bogota, tmp_path, capsys, monkeypatch,
+                                                            version, judge):
+    from zoneinfo import ZoneInfo
+
+    monkeypatch.delenv("HUDI_ETC_TIMELINE_TIMEZONE", raising=False)  # (conftest's zone of the fixtures)
+    assert bogota.info["jvm_zone"] == ZONE
+    t = new_table(tmp_path, version)
+    _local_timeline(t.path)
+    w1 = bogota.upsert(t.path, [row("a", 1, 1, 1), row("b", 1, 1, 2, city="la")])
+    bogota.upsert(t.path, [row("a", 2, 2, 3)])
+    # (the harness: Java named its instant with Bogota's wall clock, 5 hours behind UTC)
+    wall = dt.datetime.strptime(w1[:14], "%Y%m%d%H%M%S").replace(tzinfo=ZoneInfo(ZONE))
+    assert abs(dt.datetime.now(dt.timezone.utc) - wall) < dt.timedelta(minutes=30), w1
+    settings = Path(t.path, SETTINGS_PATH).read_bytes()
+    # read in UTC the instants lie 5 hours in the past: only the files' times tell
+    rc, out = run(capsys, "configure", "--path", t.path, "--timeline-zone", "UTC")
+    assert rc == 2 and out["error"]["code"] == "invalid_input", out
+    assert "UTC-05:00" in out["error"]["message"] and ZONE in out["error"]["message"], out
+    assert Path(t.path, SETTINGS_PATH).read_bytes() == settings
+    rc, out = run(capsys, "configure", "--path", t.path, "--timeline-zone", ZONE)
+    assert rc == 0 and out["settings"]["timeline_zone"] == ZONE and out["timeline_zone_source"] == "recorded", out
+    # our plan's instant is a Bogota time: Java's next write sorts after it and works while it is pending
+    c = t.compaction.schedule("2h", compaction_time=DAY2).instant
+    assert c and c > w1
+    w3 = bogota.upsert(t.path, [row("b", 3, 3, 4, city="la")])
+    assert w3 > c
+    assert t.compaction.execute().status == "completed"
+    assert_all(java_hudi(judge), t.path, {"a": 3.0, "b": 4.0})
