@@ -111,7 +111,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
                  "(our execute may run)"),
         Arg("hoodie", list, (), "KEY=VALUE, repeatable: a Hudi write setting of the table's Java writers that our "
                                 "commands share (hoodie.write.concurrency.mode, hoodie.write.lock.provider, "
-                                "hoodie.write.lock.*, hoodie.cleaner.policy.failed.writes, ...); KEY= removes it"),
+                                "hoodie.write.lock.*, hoodie.cleaner.policy.failed.writes, the bucket index: "
+                                "hoodie.index.type=BUCKET, hoodie.bucket.index.*, ...); KEY= removes it"),
     )),
     Command("drop-metadata-table", "drop the Hudi metadata table as a Java writer with hoodie.metadata.enable=false does",
             (PATH,)),

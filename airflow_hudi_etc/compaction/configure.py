@@ -6,8 +6,11 @@ every later command, wherever it runs (CLI, API, Airflow workers, Spark drivers 
 reads it from the table instead of from a variable set in every shell.
 
 Each value is normalized, then checked against the table where the table allows it (for the
-timeline zone: the instants already on the timeline, read in that zone, may not lie in the future;
-a table whose ``hoodie.table.timeline.timezone`` is UTC takes only UTC). A refusal writes nothing;
+timeline zone: the instants already on the timeline, read in that zone, may not lie in the future,
+nor all disagree with their files' modification times (:mod:`.zone_evidence`); a table whose
+``hoodie.table.timeline.timezone`` is UTC takes only UTC; for the writers' bucket index
+(``--hoodie hoodie.index.type=BUCKET ...``): a count that names every file group of the table).
+A refusal writes nothing;
 the same values again write nothing (``unchanged``); a table configured by an earlier release
 (its ``hoodie.etc.*`` keys in ``hoodie.properties``) has them copied into the settings file by
 its next configure (``hoodie.properties`` itself is no longer written).
@@ -23,18 +26,22 @@ from ..hudi.errors import InvalidInputError
 from ..hudi.services.etc_metadata import TABLE_SETTINGS
 from ..hudi.concurrency.providers import provider_for
 from ..hudi.concurrency.write_config import WriteConfig, check_keys, parse_pairs
+from ..hudi.index.bucket import BUCKET_INDEX_META, bucket_index, settings_of as bucket_settings
 from ..hudi.config.etc_settings import SETTINGS_PATH, read_hoodie, read_recorded, record, record_hoodie
 from ..hudi.config.properties import load_table_config
 from ..hudi.storage import Storage
 from ..hudi.table.hudi_table import HudiTable
 from ..hudi.timeline.active import parse_instant_time
 from .times import max_clock_skew
+from .zone_evidence import describe_offset, timeline_evidence, zone_disagreement
 
 
 def _check_timeline_zone(table: HudiTable, name: str, now: _dt.datetime) -> None:
     """The zone must be the one the table's instants were made in, as far as they tell: UTC for
     a table that says UTC; else no instant (requested or completion time) may lie in the future
-    when read in it (a zone west of the writers' puts their latest instants ahead of the clock)."""
+    when read in it (a zone west of the writers' puts their latest instants ahead of the clock),
+    and the timeline files' modification times may not all disagree with their instant times
+    read in it (:mod:`.zone_evidence`: a zone east of the writers' too)."""
     declared = (table.config.raw.get(K_TIMEZONE) or "LOCAL").strip()
     if declared.upper() == "UTC" and name != "UTC":
         raise InvalidInputError(f"the table's {K_TIMEZONE} is UTC: its instants are UTC times, whatever the JVM's "
@@ -42,7 +49,8 @@ def _check_timeline_zone(table: HudiTable, name: str, now: _dt.datetime) -> None
     latest = table.timeline.latest_time
     if latest is None:
         return
-    at = parse_instant_time(latest, zone_named(name, "timeline zone"))
+    zone = zone_named(name, "timeline zone")
+    at = parse_instant_time(latest, zone)
     skew = max_clock_skew()
     if at > now + skew:
         raise InvalidInputError(
@@ -50,14 +58,34 @@ def _check_timeline_zone(table: HudiTable, name: str, now: _dt.datetime) -> None
             f"{at.astimezone(_dt.timezone.utc).isoformat(timespec='seconds')}, "
             f"{at - now} ahead of now (allowed clock skew {skew}): the table's writers do not run in {name} "
             f"(their zone is further east)")
+    if declared.upper() == "UTC":
+        return  # Java writes UTC times there, whatever its JVM's zone
+    evidence = timeline_evidence(table)
+    found = zone_disagreement(evidence, zone, skew)
+    if found is not None:
+        offset, when = found
+        raise InvalidInputError(
+            f"timeline zone {name}: the modification times of the timeline's latest files ({len(evidence)}) all "
+            f"disagree with their instant times read in {name}, by more than the allowed clock skew ({skew}): "
+            f"the instants were made on a clock at {describe_offset(offset, when)}. Configure the Java "
+            f"writers' JVM zone (the zone with that offset then), not {name}; nothing was recorded")
 
 
-def _check_write_config(storage: Storage, before: Mapping[str, str], given: Mapping[str, str]) -> None:
+def _check_write_config(table: HudiTable, before: Mapping[str, str], given: Mapping[str, str]) -> None:
     """The write settings after the change must name a lock provider this process can take, with
-    its settings, and reach it (a ZooKeeper server that answers): else a typed refusal."""
+    its settings, and reach it (a ZooKeeper server that answers), and a bucket index our writes
+    can follow whose count names every file group of the table: else a typed refusal."""
+    storage = table.storage
     after = {**before, **given}
     config = WriteConfig({k: v for k, v in after.items() if v})
     config.concurrency_mode  # noqa: B018 - a mode Hudi does not know is refused
+    buckets = bucket_index(bucket_settings({**table.config.raw, **config.conf}),
+                           record_key_fields=table.config.record_key_fields, table_version=table.config.version,
+                           bucket_meta=lambda: storage.exists(BUCKET_INDEX_META),
+                           concurrency_mode=config.concurrency_mode)
+    if buckets is not None:
+        view = table.file_system_view()
+        buckets.file_groups(view.latest_slices(), set(view.partitions))
     provider = provider_for(storage, config)
     if provider is not None:
         try:
@@ -93,7 +121,7 @@ def configure(path: str | Storage, *, storage_options: Mapping[str, Any] | None 
     table = HudiTable.load(storage)  # typed refusals: no table, an unsupported version...
     hoodie_before = read_hoodie(storage)
     if hoodie_given:
-        _check_write_config(storage, hoodie_before, hoodie_given)  # refused before anything is written
+        _check_write_config(table, hoodie_before, hoodie_given)  # refused before anything is written
     if not given:
         after = record_hoodie(storage, {k: v for k, v in hoodie_given.items() if v},
                               remove=[k for k, v in hoodie_given.items() if not v])

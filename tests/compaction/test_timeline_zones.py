@@ -209,3 +209,91 @@ def test_a_java_written_table_needs_configure_once_then_no_variable(fixture_copy
     res = t.compaction.schedule("1h", compaction_time="2025-12-31T00:00:00Z")
     assert res.instant and t.compaction.execute().status == "completed"
     assert t.status().details["timeline_zone"] == "UTC"
+
+
+# ------------------------------------------------------------------ issue 35 item 5: the files' times
+def _zoned_table(path: Path, zone: str, monkeypatch, version: int = 6) -> Path:
+    """A LOCAL table written (two deltacommits at the real clock) by writers on ``zone``."""
+    monkeypatch.setenv(ENV, zone)
+    init_table(Storage(str(path)), table_name="trips", record_key="id", precombine_field="ts",
+               event_time_field="et", table_version=version)
+    f = path / PROPERTIES_FILE
+    props = loads(f.read_text())
+    props["hoodie.table.timeline.timezone"] = "LOCAL"
+    f.write_text(dumps(props))
+    write_batch(str(path), pa.table({"id": ["a", "b"], "ts": [1, 1], "et": [1_700_000_000_000] * 2}))
+    write_batch(str(path), pa.table({"id": ["a"], "ts": [2], "et": [1_700_000_000_000]}))
+    monkeypatch.delenv(ENV)
+    return path
+
+
+@pytest.mark.parametrize("version", [6, 9])
+def test_configure_refuses_a_zone_east_of_the_writers_by_the_files_times(tmp_path, monkeypatch, capsys, version):
+    """Bogota (UTC-05:00 all year): read in UTC its instants lie 5 hours in the past, which the
+    future check takes; the timeline files, written at those instants, show the offset."""
+    path = _zoned_table(tmp_path / "t", "America/Bogota", monkeypatch, version)
+    from airflow_hudi_etc.hudi.config.etc_settings import SETTINGS_PATH
+
+    recorded = (path / SETTINGS_PATH).read_bytes()
+    for wrong in ("UTC", "Europe/Paris", "Asia/Tokyo"):
+        rc, out = run_cli(capsys, "configure", "--path", path, "--timeline-zone", wrong)
+        assert rc == 2 and out["error"]["code"] == "invalid_input", (wrong, out)
+        msg = out["error"]["message"]
+        assert "UTC-05:00" in msg and "America/Bogota" in msg and "modification times" in msg, msg
+    assert (path / SETTINGS_PATH).read_bytes() == recorded  # nothing recorded
+    for right in ("America/Bogota", "America/Lima"):  # (Lima: the same offset, no daylight saving time either)
+        rc, out = run_cli(capsys, "configure", "--path", path, "--timeline-zone", right)
+        assert rc == 0 and out["settings"]["timeline_zone"] == right
+
+
+def test_the_offset_named_may_be_a_half_hour(tmp_path, monkeypatch, capsys):
+    path = _zoned_table(tmp_path / "t", "Asia/Kolkata", monkeypatch)  # UTC+05:30
+    rc, out = run_cli(capsys, "configure", "--path", path, "--timeline-zone", "Asia/Tokyo")
+    assert rc == 2 and "UTC+05:30 (e.g. Asia/Kolkata at that time)" in out["error"]["message"], out
+    assert run_cli(capsys, "configure", "--path", path, "--timeline-zone", "Asia/Kolkata")[0] == 0
+
+
+def test_files_times_that_disagree_among_themselves_refuse_nothing(tmp_path, monkeypatch, capsys):
+    """Files copied or touched later say nothing of the zone: only evidence that agrees with
+    itself refuses (here one requested file's time is moved 3 hours)."""
+    path = _zoned_table(tmp_path / "t", "America/Bogota", monkeypatch)
+    req = sorted((path / ".hoodie").glob("*.deltacommit.requested"))[0]
+    m = req.stat().st_mtime - 3 * 3600
+    os.utime(req, (m, m))
+    assert run_cli(capsys, "configure", "--path", path, "--timeline-zone", "UTC")[0] == 0
+
+
+def test_zone_disagreement_fixed_values():
+    from airflow_hudi_etc.compaction.zone_evidence import describe_offset, zone_disagreement
+    from zoneinfo import ZoneInfo
+
+    skew = dt.timedelta(minutes=5)
+    # 2026-01-01 12:00:00 on the name, written at 17:00:00Z: a clock at UTC-05:00
+    five = dt.datetime(2026, 1, 1, 17, tzinfo=UTC).timestamp()
+    ev = [("20260101120000000", five), ("20260101120500123", five + 301)]
+    got = zone_disagreement(ev, UTC, skew)
+    assert got == (dt.timedelta(hours=-5), dt.datetime(2026, 1, 1, 17, 5, 1, tzinfo=UTC))
+    assert zone_disagreement(ev, ZoneInfo("America/New_York"), skew) is None  # EST in January
+    assert zone_disagreement([("20260701120000000", dt.datetime(2026, 7, 1, 16, tzinfo=UTC).timestamp())],
+                             ZoneInfo("America/New_York"), skew) is None  # EDT in July
+    assert zone_disagreement(ev[:1] + [("20260101150000000", five + 60)], UTC, skew) is None  # not one offset
+    assert zone_disagreement([("20250101120000000", five)], UTC, skew) is None  # a year: no zone's offset
+    assert zone_disagreement([("20260101120400000", five)], UTC, dt.timedelta(hours=6)) is None  # within skew
+    assert zone_disagreement([], UTC, skew) is None
+    assert describe_offset(dt.timedelta(hours=-5), dt.datetime(2026, 1, 1, tzinfo=UTC)) == \
+        "UTC-05:00 (e.g. America/New_York, America/Bogota at that time)"
+    assert describe_offset(dt.timedelta(hours=1), dt.datetime(2026, 7, 1, tzinfo=UTC)) == \
+        "UTC+01:00 (e.g. Europe/London, Africa/Lagos at that time)"
+    assert describe_offset(dt.timedelta(hours=-13), dt.datetime(2026, 7, 1, tzinfo=UTC)) == "UTC-13:00"
+
+
+def test_a_table_that_says_utc_is_judged_by_its_properties_only(tmp_path, capsys):
+    """hoodie.table.timeline.timezone=UTC: Java writes UTC times whatever its JVM's zone; files
+    whose times disagree refuse nothing."""
+    path = tmp_path / "u"
+    init_table(Storage(str(path)), table_name="u", record_key="id", precombine_field="ts", event_time_field="et")
+    write_batch(str(path), pa.table({"id": ["a"], "ts": [1], "et": [1_700_000_000_000]}))
+    for f in (path / ".hoodie").glob("*.requested"):
+        m = f.stat().st_mtime + 5 * 3600
+        os.utime(f, (m, m))
+    assert run_cli(capsys, "configure", "--path", path, "--timeline-zone", "UTC")[0] == 0

@@ -150,10 +150,14 @@ class JavaHudi:
     """Client of one Hudi line's server process (started on first use, or by :meth:`start`)."""
 
     def __init__(self, line: str, *, timeout: float = DEFAULT_TIMEOUT, log_dir: str | None = None,
-                 start_timeout: float = START_TIMEOUT):
+                 start_timeout: float = START_TIMEOUT, jvm_zone: str = "UTC"):
+        """``jvm_zone``: the JVM's default zone (``user.timezone`` and ``TZ``), the zone a Java
+        writer makes the instants of a LOCAL timeline in; other than UTC, use the server for
+        writes and table services only (its reads' timestamps come back shifted by the zone)."""
         if line not in LINES:
             raise JavaHudiHarnessError(f"unknown Hudi line {line!r}: one of {sorted(LINES)}")
         self.line = line
+        self.jvm_zone = jvm_zone
         self.timeout = timeout
         self.start_timeout = start_timeout
         self.log_dir = Path(log_dir or tempfile.mkdtemp(prefix=f"java-hudi-{line}-"))
@@ -175,12 +179,13 @@ class JavaHudi:
         # under /tmp they filled the disk after a few hundred slow runs
         local = workdir / "spark-local"
         local.mkdir(parents=True, exist_ok=True)
-        env = dict(os.environ, TZ="UTC", PYSPARK_PYTHON=str(py), SPARK_LOCAL_IP="127.0.0.1", SPARK_LOCAL_DIRS=str(local))
+        env = dict(os.environ, TZ=self.jvm_zone, PYSPARK_PYTHON=str(py), SPARK_LOCAL_IP="127.0.0.1",
+                   SPARK_LOCAL_DIRS=str(local))
         for k in ("PYTHONPATH", "SPARK_HOME", "PYSPARK_DRIVER_PYTHON", "VIRTUAL_ENV"):
             env.pop(k, None)
         return subprocess.Popen(
             [str(py), str(SERVER), "--line", self.line, "--jar", str(jar), "--log", str(self.log),
-             "--workdir", str(workdir)],
+             "--workdir", str(workdir), "--jvm-zone", self.jvm_zone],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
             start_new_session=True)  # its own process group: a kill takes the JVM with it
 
@@ -324,7 +329,8 @@ class JavaHudi:
         (``after="marker"``: a data file is being written). Returns the killed instant; the
         next Java write's eager rollback then runs the real code."""
         rows = list(rows)
-        child = JavaHudi(self.line, timeout=timeout or self.timeout, log_dir=str(self.log_dir / "killed"))
+        child = JavaHudi(self.line, timeout=timeout or self.timeout, log_dir=str(self.log_dir / "killed"),
+                         jvm_zone=self.jvm_zone)
         child.log_dir.mkdir(parents=True, exist_ok=True)
         before = _inflight_writes(path)
         child.start()

@@ -97,8 +97,9 @@ def completed_instants(path: str) -> set:
 
 
 class Server:
-    def __init__(self, line: str, jar: str, workdir: str):
+    def __init__(self, line: str, jar: str, workdir: str, jvm_zone: str = "UTC"):
         self.line = line
+        self.jvm_zone = jvm_zone
         self.jar = jar
         self.workdir = workdir
         self.spark = None
@@ -118,7 +119,7 @@ class Server:
             .config("spark.kryo.registrator", "org.apache.spark.HoodieSparkKryoRegistrar")
             .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
             .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.hudi.catalog.HoodieCatalog")
-            .config("spark.driver.extraJavaOptions", "-Djol.magicFieldOffset=true -Duser.timezone=UTC")
+            .config("spark.driver.extraJavaOptions", f"-Djol.magicFieldOffset=true -Duser.timezone={self.jvm_zone}")
             .config("spark.sql.session.timeZone", "UTC")
             .config("spark.sql.warehouse.dir", wh)
             .config("spark.ui.enabled", "false")
@@ -132,6 +133,7 @@ class Server:
         # hoodie.* confs: no metadata table, as for every write of the harness
         self.spark.conf.set("hoodie.metadata.enable", "false")
         return {"line": self.line, "spark": self.spark.version, "jar": os.path.basename(self.jar),
+                "jvm_zone": self.spark.sparkContext._jvm.java.util.TimeZone.getDefault().getID(),
                 "startup_seconds": round(time.time() - t0, 3)}
 
     # ------------------------------------------------------------------ helpers
@@ -378,6 +380,7 @@ def main() -> int:
     ap.add_argument("--jar", required=True)
     ap.add_argument("--log", required=True)
     ap.add_argument("--workdir", required=True)
+    ap.add_argument("--jvm-zone", default="UTC", help="the JVM's user.timezone (instants of LOCAL timelines)")
     a = ap.parse_args()
 
     proto = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
@@ -392,7 +395,7 @@ def main() -> int:
 
     os.makedirs(a.workdir, exist_ok=True)
     os.chdir(a.workdir)
-    srv = Server(a.line, a.jar, a.workdir)
+    srv = Server(a.line, a.jar, a.workdir, a.jvm_zone)
     try:
         send({"ready": True, **srv.start()})
     except BaseException as e:  # noqa: BLE001 - reported to the client, then exit

@@ -32,10 +32,15 @@ def commit_file_groups(table, instant) -> set[FileGroup]:
     return out
 
 
-def find_conflict(table, started_on: Timeline, own: str, mine: Iterable[FileGroup]) -> str | None:
+def find_conflict(table, started_on: Timeline, own: str, mine: Iterable[FileGroup], *,
+                  by_bucket: bool = False) -> str | None:
     """Why the instant ``own``, which started from ``started_on`` and touches ``mine``, may not
-    complete on ``table`` (its timeline read under the table lock); None: it may."""
-    mine = set(mine)
+    complete on ``table`` (its timeline read under the table lock); None: it may. ``by_bucket``
+    (a bucket-index table): file groups are compared by partition and bucket, as Java's
+    ``BucketIndexConcurrentFileWritesConflictResolutionStrategy`` compares them (two writers
+    making a new file group each for one bucket conflict)."""
+    key = _bucket if by_bucket else (lambda g: g)
+    mine = {key(g) for g in mine}
     if not mine:
         return None
     done_before = started_on.completed_write_times
@@ -43,7 +48,7 @@ def find_conflict(table, started_on: Timeline, own: str, mine: Iterable[FileGrou
         if inst.timestamp == own or inst.timestamp in done_before:
             continue
         try:
-            common = mine & commit_file_groups(table, inst)
+            common = {g for g in commit_file_groups(table, inst) if key(g) in mine}
         except FileNotFoundError:  # archived meanwhile: the timeline moved on under us
             return f"conflict: instant {inst.timestamp} left the active timeline while it was checked; try again"
         if common:
@@ -56,11 +61,16 @@ def find_conflict(table, started_on: Timeline, own: str, mine: Iterable[FileGrou
             groups = table.pending_compaction_groups()
         except FileNotFoundError:
             return "conflict: a compaction plan changed while it was checked; try again"
-        common = {g for g, ts in groups.items() if ts in new_plans} & mine
+        common = {g for g, ts in groups.items() if ts in new_plans and key(g) in mine}
         if common:
             ts = min(groups[g] for g in common)
             return f"conflict: compaction {ts} was scheduled meanwhile on file group(s) {_show(common)}"
     return None
+
+
+def _bucket(g: FileGroup) -> FileGroup:
+    """(partition, bucket id) of a bucket file group (its id's first 8 characters)."""
+    return (g[0], g[1][:8])
 
 
 def _what(action: Action) -> str:

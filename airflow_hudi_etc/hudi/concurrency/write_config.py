@@ -10,8 +10,9 @@ A run may add or override keys with the environment variable ``HUDI_ETC_HOODIE_C
 object; the operators' ``hoodie_conf`` argument sets it for their job).
 
 Only Hudi's own write-side keys are taken: ``hoodie.write.*``, ``hoodie.cleaner.policy.failed.writes``,
-``hoodie.client.heartbeat.*``, ``hoodie.fs.atomic_creation.support``, ``hoodie.metadata.*`` and
-``hoodie.clean.*`` (whether the Java writers clean)
+``hoodie.client.heartbeat.*``, ``hoodie.fs.atomic_creation.support``, ``hoodie.metadata.*``,
+``hoodie.clean.*`` (whether the Java writers clean) and the index settings ``hoodie.index.*``,
+``hoodie.bucket.index.*`` (a bucket-index table's writers: :mod:`..index.bucket`)
 (table properties, ``hoodie.table.*``, belong to ``hoodie.properties``; our own settings are
 ``hoodie.etc.*``).
 """
@@ -38,7 +39,8 @@ K_CLIENT_RETRY_WAIT_MS = "hoodie.write.lock.client.wait_time_ms_between_retry"
 
 #: the prefixes (or whole keys) of the Hudi write settings a table may record
 ALLOWED = ("hoodie.write.", "hoodie.cleaner.policy.failed.writes", "hoodie.client.heartbeat.",
-           "hoodie.fs.atomic_creation.support", "hoodie.metadata.", "hoodie.clean.")
+           "hoodie.fs.atomic_creation.support", "hoodie.metadata.", "hoodie.clean.", "hoodie.index.",
+           "hoodie.bucket.index.")
 
 SINGLE_WRITER = "SINGLE_WRITER"
 OCC = "OPTIMISTIC_CONCURRENCY_CONTROL"

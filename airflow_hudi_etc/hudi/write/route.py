@@ -21,9 +21,12 @@ from .units import WriteOptions, WriteUnit, _ipc
 
 
 def plan_units(table: HudiTable, view: FileSystemView, prepared: pa.Table, located: Mapping[tuple[str, str], str], *,
-               instant: str, operation: str, schema_json: str, options: WriteOptions, layout2: bool) -> list[WriteUnit]:
+               instant: str, operation: str, schema_json: str, options: WriteOptions, layout2: bool,
+               new_fids: Mapping[tuple[str, str], str] | None = None) -> list[WriteUnit]:
     """The work units of a batch: appends (tagged keys, per file group), then inserts (per
-    partition) when upserting; task indexes count up across both."""
+    partition) when upserting; task indexes count up across both. ``new_fids`` (a bucket-index
+    table: ``(partition, key) → file id`` of the new file group of the key's bucket): one new
+    file group per bucket, whatever its size."""
     cfg = table.config
     keys = prepared.column("__key").to_pylist()
     parts = prepared.column("__part").to_pylist()
@@ -34,8 +37,13 @@ def plan_units(table: HudiTable, view: FileSystemView, prepared: pa.Table, locat
     planned = _append_units(table, view, prepared.filter(pc.is_valid(prepared.column("__fid"))),
                             kind="update" if operation == "upsert" else "delete", **common)
     if operation == "upsert":
-        planned += _insert_units(prepared.filter(pc.is_null(prepared.column("__fid"))), start=len(planned),
-                                storage=table.storage, **common)
+        inserts = prepared.filter(pc.is_null(prepared.column("__fid")))
+        if new_fids is not None:
+            fids = [new_fids[(p, k)] for p, k in zip(inserts.column("__part").to_pylist(),
+                                                     inserts.column("__key").to_pylist())]
+            inserts = inserts.drop_columns(["__fid"]).append_column("__fid", pa.array(fids, pa.string()))
+        planned += _insert_units(inserts, start=len(planned), storage=table.storage,
+                                 by_fid=new_fids is not None, **common)
     return planned
 
 
@@ -65,9 +73,16 @@ def _append_units(table: HudiTable, view: FileSystemView, updates: pa.Table, *, 
 
 
 def _insert_units(inserts: pa.Table, *, start: int, instant: str, schema_json: str, pre, et,
-                  options: WriteOptions, layout: int, storage) -> list[WriteUnit]:
+                  options: WriteOptions, layout: int, storage, by_fid: bool = False) -> list[WriteUnit]:
     out = []
     idx = start
+    if by_fid:  # the new file groups are given (a bucket each): one base file each
+        for (part, fid), grp in _group(inserts, ["__part", "__fid"]):
+            out.append(WriteUnit(storage, "insert", instant, idx, part, fid, base_file_name(fid, f"{idx}-1-0", instant),
+                                 _ipc(grp.drop_columns(["__part", "__fid"])), schema_json, pre, et, options=options,
+                                 layout=layout))
+            idx += 1
+        return out
     for (part,), grp in _group(inserts, ["__part"]):
         n_files = max(1, math.ceil(grp.num_rows / options.max_rows_per_base_file))
         per = math.ceil(grp.num_rows / n_files)

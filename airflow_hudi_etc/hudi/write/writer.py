@@ -46,7 +46,7 @@ from .. import logformat as lf
 from ..timeline import layout
 from ..services import markers
 from ..services.crash import crashpoint
-from ..errors import InstantExistsError, InvalidInputError, TableExistsError
+from ..errors import InstantExistsError, InvalidInputError, InvalidTimelineError, TableExistsError
 from ..file_group.fsview import PARTITION_METAFILE
 from ..config.properties import (
     PAYLOAD_ALIASES,
@@ -58,7 +58,7 @@ from ..config.properties import (
 )
 from ..storage import Storage, temp_owner
 from ..table.hudi_table import HudiTable
-from ..timeline.active import META_DIR, Action, State, Timeline
+from ..timeline.active import META_DIR, Action, State, Timeline, iter_write_stats
 from ..timeline.commits import CommitMetadata, RuntimeStats, WriteStat
 # the stages (and what callers import from here: this module stays the writer's public face)
 from .append import complete_log_stat, encode_log_file
@@ -66,6 +66,7 @@ from .insert import BaseFileWriter, base_file_bytes, encode_base_file
 from .prepare import batch_schemas, prepare_batch, read_input
 from .route import plan_units
 from .tag import tag_keys
+from ..index import bucket as bucket_mod
 from ..concurrency.conflicts import find_conflict
 from ..services.rollback import pending_rollback_of
 from ..concurrency.transaction import WriteConflictError, table_write_config, transaction
@@ -346,6 +347,9 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
                       config: WriteConfig) -> WriteResult:
     table = HudiTable.load_writable(storage)
     prepared = prepare_batch(table, batch, operation)  # bad input is refused before anything is written
+    # a bucket-index table: keys go to Java's buckets (None: another index; ``index_named``: the
+    # writers' settings name it, else file groups named by buckets are refused)
+    buckets, index_named = _bucket_index(table, config, prepared)
     if options.rollback_failed_writes and table.timeline.pending_writes:
         rolled_back += rollback_failed_writes(storage, table.timeline, lazy=config.lazy_failed_writes)
         table = table.reload()
@@ -367,9 +371,16 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
         for k, p in zip(prepared.column("__key").to_pylist(), prepared.column("__part").to_pylist()):
             by_part[p].append(k)
         heartbeat.remove_stale_temp_files(storage, [META_DIR, *sorted(by_part)], own=instant)  # crashed writers' leftovers
-        located = tag_keys(table, view, by_part, engine)
+        new_fids = None
+        if buckets is None:
+            if not index_named:
+                bucket_mod.refuse_unconfigured(s.file_id for s in view.latest_slices())
+            located = tag_keys(table, view, by_part, engine)
+        else:
+            located, new_fids = buckets.locate(view.latest_slices(), prepared.column("__part").to_pylist(),
+                                               prepared.column("__key").to_pylist())
         planned = plan_units(table, view, prepared, located, instant=instant, operation=operation,
-                             schema_json=schema_json, options=options, layout2=layout2)
+                             schema_json=schema_json, options=options, layout2=layout2, new_fids=new_fids)
         # ---- inflight (workload profile), markers, then the files
         storage.create_if_absent(requested.path(State.INFLIGHT),
                                  layout.commit_data(tl0, _workload_profile(planned, operation)))
@@ -398,7 +409,8 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
             hb.check()  # still this writer's instant (no other process judged it dead meanwhile)
             txn.complete(tl0, instant, Action.DELTA_COMMIT, layout.commit_data(tl0, meta),
                          zone=table.timeline_zone, now=now,
-                         conflict=lambda: find_conflict(table.reload(), tl0, instant, touched))
+                         conflict=lambda: find_conflict(table.reload(), tl0, instant, touched,
+                                                        by_bucket=buckets is not None))
     except BaseException:
         _abort(storage, instant, planned, tl0)
         raise
@@ -414,6 +426,33 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
         rolled_back=tuple(rolled_back),
         seconds=round(time.monotonic() - t_start, 3),
     )
+
+
+def _bucket_index(table: HudiTable, config: WriteConfig, prepared: pa.Table):
+    """``(bucket index or None, whether the settings name an index)``: the table's bucket index
+    (:mod:`..index.bucket`) from its recorded write settings (over any index keys of
+    hoodie.properties), with every key's bucket checked computable. No index named: refused when
+    the latest write's file groups are all named by buckets (its Java writers use the bucket
+    index, and nothing says how many buckets)."""
+    conf = {**bucket_mod.settings_of(table.config.raw), **config.conf}
+    b = bucket_mod.bucket_index(conf, record_key_fields=table.config.record_key_fields,
+                                table_version=table.config.version,
+                                bucket_meta=lambda: table.storage.exists(bucket_mod.BUCKET_INDEX_META),
+                                concurrency_mode=config.concurrency_mode)
+    if b is not None:
+        b.buckets(prepared.column("__key").to_pylist())  # a key whose bucket is not reproduced: refused
+        return b, True
+    named = bool((conf.get(bucket_mod.K_INDEX_TYPE) or "").strip())  # another index: as the writers say
+    if not named:
+        for inst in reversed(table.timeline.completed_writes):
+            try:
+                fids = [st.get("fileId") or "" for st in iter_write_stats(table.commit_metadata(inst))]
+            except (InvalidTimelineError, FileNotFoundError):
+                continue
+            if fids:
+                bucket_mod.refuse_unconfigured(fids)
+                break
+    return None, named
 
 
 def _workload_profile(planned: list[WriteUnit], operation: str) -> CommitMetadata:
