@@ -438,7 +438,12 @@ def read_table_properties(storage, *, with_source: bool = False):
     for round_ in range(READ_ROUNDS):
         if round_ >= 2:
             time.sleep(ROUND_PAUSE_S)
-        main, backup = _read_or_none(storage, PROPERTIES_FILE), _read_or_none(storage, BACKUP_FILE)
+        main = _read_or_none(storage, PROPERTIES_FILE)
+        if main is not None:  # whole by the strictest rule: taken without a look at the backup
+            props, _ = _judge(main, backup_exists=True)
+            if props is not None:
+                return (props, PROPERTIES_FILE) if with_source else props
+        backup = _read_or_none(storage, BACKUP_FILE)
         faults = []
         for rel, data in ((PROPERTIES_FILE, main), (BACKUP_FILE, backup)):
             if data is None:
