@@ -46,7 +46,10 @@ def _completed(path) -> frozenset:
 
 
 ZK = "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"
-CASES = [("fs", line, v) for line, v in LINES] + [("zk", "0.14", 6), ("zk", "1.1", 9)]
+#: CI: the file-system lock on 0.15 and 1.2, ZooKeeper on 1.1; -m slow: every line, ZooKeeper on 0.14 too
+CI_CASES = {("fs", "0.15"), ("fs", "1.2"), ("zk", "1.1")}
+CASES = [pytest.param(k, line, v, marks=() if (k, line) in CI_CASES else pytest.mark.slow, id=f"{k}-{line}-v{v}")
+         for k, line, v in [("fs", line, v) for line, v in LINES] + [("zk", "0.14", 6), ("zk", "1.1", 9)]]
 
 
 def _provider(kind, zookeeper_url=None, table="t"):
@@ -65,7 +68,7 @@ def _our_lock(kind, path, conf):
     return provider_for(Storage(str(path)), wc.WriteConfig(conf))
 
 
-@pytest.mark.parametrize("kind,line,version", CASES, ids=[f"{k}-{l}-v{v}" for k, l, v in CASES])
+@pytest.mark.parametrize("kind,line,version", CASES)
 def test_java_commits_wait_for_our_lock_and_ours_for_javas(java_hudi, request, tmp_path, kind, line, version):
     """FileSystemBasedLockProvider on every line, ZookeeperBasedLockProvider (a real server) on 0.14
     and 1.1: while one of our commands holds the lock, Java's write fails past its retries and
@@ -246,7 +249,7 @@ def test_with_the_lock_and_lazy_policy_java_leaves_our_write_in_flight_alone(jav
     assert_all(java, t.path, {"k1": 1, "k2": 2, "k3": 33, "k9": 99})
 
 
-@pytest.mark.parametrize("line", ["1.1", "1.2"])
+@pytest.mark.parametrize("line", [pytest.param("1.1", marks=pytest.mark.slow), "1.2"])
 def test_java_rolls_back_a_killed_write_of_ours_on_v9(java_hudi, tmp_path, line):
     """A write of ours killed after its log file (v9): Java's next write rolls it back from our
     markers. Hudi 1.2 refuses an APPEND marker on versions 8/9 ("V8+ should not have APPEND

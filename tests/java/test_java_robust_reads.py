@@ -42,7 +42,8 @@ def run(capsys, *args) -> tuple[int, dict]:
 
 
 # ---------------------------------------------------------------- item 6
-@pytest.mark.parametrize("version,line", LINES, ids=[f"v{v}-{ln}" for v, ln in LINES])
+@pytest.mark.parametrize("version,line", [pytest.param(v, ln, id=f"v{v}-{ln}", marks=() if ln in ("0.14", "1.1")
+                                                   else pytest.mark.slow) for v, ln in LINES])
 def test_zero_byte_completed_deltacommit(java_hudi, tmp_path, capsys, version, line):
     java = java_hudi(line)
     t = new_table(tmp_path, version)
