@@ -168,8 +168,16 @@ class LoopWorld(JavaWorld):
         pending = [i.timestamp for i in self.timeline().pending_writes]
         if not pending:
             return ""
+        # Java judges by the heartbeat file's age alone (ours also knows a dead owner at once):
+        # wait until Java, too, takes every pending write for failed
+        max_age = heartbeat.table_settings(storage).max_age_ms / 1000
+
+        def java_alive(t: str) -> bool:
+            m = storage.mtime(heartbeat.heartbeat_path(t))
+            return m is not None and time.time() - m <= max_age
+
         deadline = time.monotonic() + 30
-        while any(heartbeat.is_alive(storage, t) for t in pending) and time.monotonic() < deadline:
+        while any(java_alive(t) for t in pending) and time.monotonic() < deadline:
             time.sleep(0.2)  # (a heartbeat expires 4 s after its writer stopped)
         self.java.run_clean(self.path, retain_commits=1, options=self.java_opts)
         left = [i.timestamp for i in self.timeline().pending_writes]
