@@ -506,6 +506,17 @@ class JavaWorld:
         self.counts["java_stuck_write_rolled_back"] = self.counts.get("java_stuck_write_rolled_back", 0) + 1
         return write(), f"[stuck-write {failed}: our rollback] "
 
+    def final_java_upsert(self, n: int, options: dict) -> None:
+        """One more Java commit of ``n`` updates, then every judge (the run's steps and where)."""
+        rows = self.rows(0, n, reinsert=False, java=True)
+        self.java.upsert(self.path, rows, schema=JAVA_DDL, options=options)
+        self.applied(rows)
+        self.log.append("final java_upsert")
+        try:
+            self.judge()
+        except AssertionError as e:
+            raise AssertionError(f"{self.where()}: {e}") from e
+
     def advance_clock(self) -> None:
         self.clock += H
 
@@ -559,14 +570,7 @@ class JavaWorld:
         Table(str(self.path)).write(batch(rows))
         self.applied(rows)
         self.log.append("final our_write (API)")
-        rows = self.rows(0, 4, reinsert=False, java=True)
-        self.java.upsert(self.path, rows, schema=JAVA_DDL, options=JAVA_OPTS)
-        self.applied(rows)
-        self.log.append("final java_upsert")
-        try:
-            self.judge()
-        except AssertionError as e:
-            raise AssertionError(f"{self.where()}: {e}") from e
+        self.final_java_upsert(4, JAVA_OPTS)
         report = validate(str(self.path))
         problems = report["problems"]  # (Java 1.x's rollback of our killed write: rolled_back_files)
         assert not problems, f"{self.where()}: validate: {problems[:3]}"

@@ -249,14 +249,7 @@ class LoopWorld(JavaWorld):
         self.run_steps(steps)
         # the end: one more Java commit (Java 0.14/0.15's snapshot reads up to the last commit:
         # the steps it was not judged at are judged here), then every judge once more
-        rows = self.rows(0, 3, java=True)
-        self.java.upsert(self.path, rows, schema=JAVA_DDL, options=self.java_opts)
-        self.applied(rows)
-        self.log.append("final java_upsert")
-        try:
-            self.judge()
-        except AssertionError as e:
-            raise AssertionError(f"{self.where()}: {e}") from e
+        self.final_java_upsert(3, self.java_opts)
         return {"steps": self.steps, "counts": self.counts, "java_writes": len(self.java_waits),
                 "schedule_waits": [round(w, 1) for w in self.schedule_waits]}
 
