@@ -84,22 +84,23 @@ class FileSystemLock(LockProvider):
         m = self.storage.mtime(self.rel)
         return m is not None and time.time() - m > self.expire_min * 60
 
-    def _dead_owner(self) -> bool:
-        """A lock file one of our processes on this machine left when it died (killed while it
-        held the lock): taken over at once, as a dead heartbeat is. Java's, or a live owner's, never."""
+    @staticmethod
+    def _dead_owner(text: str) -> bool:
+        """Whether lock file content ``text`` is one of our processes on this machine that died
+        holding the lock: taken over at once, as a dead heartbeat is. Java's, or a live owner's, never."""
         try:
-            name = json.loads(self.storage.read_text(self.rel)).get("lockThreadName", "")
-        except (FileNotFoundError, ValueError, UnicodeDecodeError, AttributeError):
+            name = json.loads(text).get("lockThreadName", "")
+        except (ValueError, AttributeError):
             return False
         return isinstance(name, str) and name.startswith(OWNER_PREFIX) and owner_dead_here(name[len(OWNER_PREFIX):])
 
     def try_lock(self, wait_s: float) -> bool:
         if self.storage.exists(self.rel):
-            if not self._expired() and not self._dead_owner():
-                try:
-                    self._owner = self.storage.read_text(self.rel)
-                except (FileNotFoundError, UnicodeDecodeError):
-                    self._owner = ""
+            try:
+                self._owner = self.storage.read_text(self.rel)
+            except (FileNotFoundError, UnicodeDecodeError):
+                self._owner = ""
+            if not self._expired() and not self._dead_owner(self._owner):
                 return False
             self.storage.delete(self.rel)
         data = lock_info_bytes(OWNER_PREFIX + owner_record(thread=threading.current_thread().name).decode())

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from ..errors import InstantExistsError
@@ -55,8 +55,6 @@ class Transaction:
     storage: object
     config: wc.WriteConfig
     what: str
-    locked: bool
-    completed: list[str] = field(default_factory=list)
 
     def timeline(self) -> Timeline:
         """The timeline as it is now (read under the lock when there is one)."""
@@ -71,9 +69,7 @@ class Transaction:
             raise WriteConflictError(reason if reason.startswith("conflict") else f"conflict: {reason}")
         for hook in list(_HOOKS):
             hook(self, action, ts)
-        path = layout.complete(self.storage, started_on, ts, action, data, zone=zone, now=now)
-        self.completed.append(path)
-        return path
+        return layout.complete(self.storage, started_on, ts, action, data, zone=zone, now=now)
 
 
 @contextlib.contextmanager
@@ -82,22 +78,21 @@ def transaction(storage, *, what: str, config: wc.WriteConfig | None = None) -> 
     config = config or table_write_config(storage)
     provider = provider_for(storage, config)
     if provider is None:
-        yield Transaction(storage, config, what, locked=False)
+        yield Transaction(storage, config, what)
         return
     try:
         with held(provider, config, what=what):
-            yield Transaction(storage, config, what, locked=True)
+            yield Transaction(storage, config, what)
     finally:
         provider.close()
 
 
 def complete(storage, started_on: Timeline, ts: str, action: Action, data: bytes, *, what: str,
-             zone: _dt.tzinfo = _dt.timezone.utc, now: _dt.datetime | None = None,
-             conflict: Callable[[Transaction], str | None] | None = None) -> str:
-    """Complete instant ``ts`` through the commit path (one transaction); its path."""
+             zone: _dt.tzinfo = _dt.timezone.utc, now: _dt.datetime | None = None) -> str:
+    """Complete instant ``ts`` through the commit path (one transaction, no conflict check: the
+    table services' commits, as Java's); its path."""
     with transaction(storage, what=what) as txn:
-        return txn.complete(started_on, ts, action, data, zone=zone, now=now,
-                            conflict=None if conflict is None else (lambda: conflict(txn)))
+        return txn.complete(started_on, ts, action, data, zone=zone, now=now)
 
 
 __all__ = ["transaction", "complete", "Transaction", "WriteConflictError", "add_hook", "table_write_config"]

@@ -409,8 +409,8 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
             hb.check()  # still this writer's instant (no other process judged it dead meanwhile)
             txn.complete(tl0, instant, Action.DELTA_COMMIT, layout.commit_data(tl0, meta),
                          zone=table.timeline_zone, now=now,
-                         conflict=lambda: find_conflict(table.reload(), tl0, instant, touched,
-                                                        by_bucket=buckets is not None))
+                         conflict=lambda: find_conflict(HudiTable(storage, table.config, fresh), tl0, instant,
+                                                        touched, by_bucket=buckets is not None))
     except BaseException:
         _abort(storage, instant, planned, tl0)
         raise
