@@ -20,6 +20,13 @@ compaction to execute the plan and verifies its commit) or ``off`` (every Java w
 at once with the typed ``java_compaction`` error naming this command (tables made by
 ``hudi-etc init``, the demo's included, record ``off``).
 
+A table whose Java writer never stops (a streaming job with optimistic concurrency control and a
+lock provider): record the writers' lock settings once, so that ``schedule`` and ``execute`` take
+the same lock — ``hudi-etc configure --path <table> --hoodie
+hoodie.write.concurrency.mode=optimistic_concurrency_control --hoodie
+hoodie.write.lock.provider=<the writers' class> --hoodie hoodie.write.lock.<its keys>=...``; a run
+may add or override keys with the operators' ``hoodie_conf`` argument.
+
 ``catchup=False``: unpausing runs the latest day only. Every task runs in the pool
 ``hudi_etc_hudi_etc_nightly.compaction`` (one run of the table at a time): create it once with
 ``airflow pools set hudi_etc_hudi_etc_nightly.compaction 1 "hudi-etc"``. Replay missed days (DAG
