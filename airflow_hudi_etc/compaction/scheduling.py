@@ -27,7 +27,7 @@ from typing import Any, Callable, Mapping
 
 import pyarrow.compute as pc
 
-from ..hudi.concurrency import transaction as commit_path
+from ..hudi.concurrency import jvm_metadata, transaction as commit_path
 from ..hudi.services import crash
 from ..hudi.services import heartbeat
 from ..hudi.timeline import layout
@@ -65,6 +65,7 @@ from .plans import (
     plan_link_files,
     read_plan,
     remove_orphan_links,
+    split_log_name,
     staged_files,
     stages_copies,
 )
@@ -150,7 +151,8 @@ def schedule(
     extra[K_PLANNING] = f"{time.monotonic() - t_start:.3f}"
     plan = CompactionPlan(instant, tuple(ops), extra)
     with _gc_paused():  # publishing makes a few objects per re-exposed log too (names, staged names, pool chunks)
-        conflict = _publish(rq.storage, table.timeline, plan, rq.mode)
+        conflict = _publish(rq.storage, table.timeline, plan, rq.mode,
+                            _MdtFiles(table.timeline_zone, lambda: json.dumps(table.avro_schema)))
     if conflict is not None:
         return no(conflict)
     return ScheduleResult(instant, iso_ms(threshold_ms), threshold_ms, "scheduled", len(ops))
@@ -245,7 +247,32 @@ def _pending_plan_for(table: HudiTable, threshold_ms: int, settings: Mapping[str
     return None
 
 
-def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode: str) -> str | None:
+@dataclass(frozen=True)
+class _MdtFiles:
+    """What registering slice C's files in a metadata table needs (:func:`_register_slice_c`)."""
+
+    zone: object
+    schema: Callable[[], str]
+
+
+def _register_slice_c(storage: Storage, plan: CompactionPlan, mdt: "_MdtFiles | None") -> None:
+    """A table with a metadata table: the files made in slice C enter it before the plan is
+    visible (shared/metadata-table.md §3: unknown to it, every reader misses them, and a Java
+    writer names its own log of slice C so that it sorts before them). Under the lock."""
+    if mdt is None or not jvm_metadata.present(storage):
+        return
+    split = is_exact_split(plan)
+    files = []
+    for op in plan.operations:
+        if split:
+            files.append((op.path(split_log_name(op, plan.instant)), op.partition, op.file_id))
+        files += [(op.path(lk.link), op.partition, op.file_id) for lk in op.links]
+    jvm_metadata.register_files(storage, commit_path.table_write_config(storage), files, schema=mdt.schema(),
+                                zone=mdt.zone, what=f"compaction plan {plan.instant}")
+
+
+def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode: str,
+             mdt: _MdtFiles | None = None) -> str | None:
     """:func:`_publish_files` under an intent naming every file it makes in slice C and C's
     heartbeat (:mod:`.intents`): should the process die before the plan is visible, the next
     command of ours or sensor poke removes those files, whatever the timeline's start by then. A
@@ -272,7 +299,7 @@ def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode:
             # under the table's lock, as Java schedules a table service: no writer of the table
             # completes an instant between the last re-check and the plan becoming visible
             with commit_path.transaction(storage, what=f"schedule {instant}"):
-                out = _publish_files(storage, planned_on, plan, mode, files, staged, make_guard)
+                out = _publish_files(storage, planned_on, plan, mode, files, staged, make_guard, mdt)
         except BaseException:
             if not any(i.action is Action.COMPACTION for i in Timeline.load(storage).get(instant)):
                 intents.remove_staged(storage, staged)
@@ -297,7 +324,7 @@ def _make_guard(storage: Storage, s: str, plan: CompactionPlan, made: list) -> N
 
 
 def _publish_files(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode: str,
-                   files=None, staged=None, make_guard=None) -> str | None:
+                   files=None, staged=None, make_guard=None, mdt: _MdtFiles | None = None) -> str | None:
     """Make the plan's re-exposed logs, then publish the plan (``.aux`` copy, then the requested
     instant) unless another scheduler or a write raced this one: the conflict's reason (None:
     published). A conflict leaves nothing behind."""
@@ -329,6 +356,7 @@ def _publish_files(storage: Storage, planned_on: Timeline, plan: CompactionPlan,
     conflict = _planning_conflict(storage, planned_on, instant)
     crash.hook("schedule.after-recheck")
     if conflict is None:
+        _register_slice_c(storage, plan, mdt)
         try:
             storage.create_if_absent(req.path(), data)
         except InstantExistsError:

@@ -14,7 +14,6 @@ from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
 from ..hudi.services.etc_metadata import PlanExtra
-from ..hudi.services.coexistence import require_no_metadata_table
 from ..hudi.errors import InvalidInputError
 from ..hudi.index.stats import iso_ms, pending_clustering
 from ..hudi.storage import Storage
@@ -191,16 +190,13 @@ def check_readiness(
 ) -> Readiness:
     """Pending compaction or clustering → wait; threshold not past the last one → covered;
     otherwise ready. (Whether any log qualifies is known only while planning.) A table with a
-    metadata table is a typed MetadataTablePresentError (nothing could ever be scheduled).
+    metadata table is ready like any other: the Spark-hosted jobs keep it exact, other runs refuse.
 
     Resets (``hudi-etc reset-threshold``) only lower the last threshold, so they are looked up
     (one more, small listing) only when the requested threshold is not past the published one:
     otherwise the poke stays one listing of ``.hoodie/`` and ``last_threshold`` is the published
     value."""
     table = path if isinstance(path, HudiTable) else HudiTable.load(path, storage_options)
-    # a metadata table blocks every compaction (schedule refuses it): say so now, typed, rather
-    # than wait for a threshold that can never be published
-    require_no_metadata_table(table.storage, table.config)
     tl = table.timeline
     pc = tuple(i.timestamp for i in tl.pending_compactions)
     cl = tuple(pending_clustering(table))

@@ -402,6 +402,22 @@ class JavaHudi:
         """Any Spark SQL; ``{table}`` stands for ``path`` registered in the catalog."""
         return self.request("sql", sql=sql, path=str(path) if path else None, options=options or {})["rows"]
 
+    def etc(self, *argv, env: dict | None = None, timeout: float | None = None) -> dict:
+        """Run ``hudi-etc ARGV...`` of ours inside this line's driver, Spark-hosted (Hudi's lock
+        providers and metadata writer in its JVM): {"rc": exit code, "answer": the JSON answer}."""
+        res = self.request("etc", argv=[str(a) for a in argv], env=env or {}, timeout=timeout)
+        text = res["stdout"].strip()
+        try:
+            answer = json.loads(text) if text else None
+        except ValueError:
+            answer = text
+        return {"rc": res["rc"], "answer": answer, "stdout": text, "stderr": res["stderr"]}
+
+    def metadata_files(self, path) -> dict:
+        """Hudi's own view of the table's metadata table: {"partitions": {partition: [file
+        names]}, "differences": validate_metadata_table_files rows (MDT against storage)}."""
+        return self.request("metadata_files", path=str(path))
+
     # ------------------------------------------------------------------ reads
     def read(self, path, *, query: str = "snapshot", begin: str | None = None, end: str | None = None,
              as_of: str | None = None, columns=None, options: dict | None = None) -> list[dict]:

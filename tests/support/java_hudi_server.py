@@ -289,6 +289,59 @@ class Server:
         return {"columns": cols, "types": [f.dataType.simpleString() for f in df.schema.fields],
                 "rows": [[plain(v) for v in row] for row in df.collect()]}
 
+    def op_etc(self, req):
+        """Run one ``hudi-etc`` command of ours in this driver, as a Spark-hosted run does: the
+        JVM (Hudi's lock providers and metadata writer of this line's bundle) registered, the
+        command's JSON answer captured. ``env``: variables set for the call."""
+        import contextlib
+        import io
+
+        repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        if repo not in sys.path:
+            sys.path.insert(0, repo)
+        from airflow_hudi_etc import cli
+        from airflow_hudi_etc.hudi.concurrency.jvm_lock import use_jvm
+
+        use_jvm(self.spark)
+        old = {k: os.environ.get(k) for k in (req.get("env") or {})}
+        os.environ.update({k: str(v) for k, v in (req.get("env") or {}).items()})
+        out, err = io.StringIO(), io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    rc = cli.main([str(a) for a in req["argv"]])
+                except SystemExit as e:
+                    rc = e.code if isinstance(e.code, int) else 1
+        finally:
+            for k, v in old.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        print(err.getvalue()[-4000:], flush=True)
+        return {"rc": rc, "stdout": out.getvalue(), "stderr": err.getvalue()[-8000:]}
+
+    def op_metadata_files(self, req):
+        """The metadata table's listing, by Hudi's own procedures of this line:
+        ``show_metadata_table_partitions`` and ``show_metadata_table_files`` per partition
+        ({partition: {file name: size}}), and ``validate_metadata_table_files`` (the rows where
+        the metadata table and a storage listing differ)."""
+        path = req["path"]
+        name = self.table_name(path)
+        confs = {"hoodie.metadata.enable": "true", **self.version_options(path)}
+
+        def run():
+            parts = [r[0] for r in self.spark.sql(f"CALL show_metadata_table_partitions(table => '{name}')").collect()]
+            files = {}
+            for p in parts:
+                rows = self.spark.sql(f"CALL show_metadata_table_files(table => '{name}', partition => '{sql_str(p)}')").collect()
+                files[p] = sorted(str(r[0]) for r in rows)
+            diff = [{k: plain(v) for k, v in r.asDict().items()} for r in self.spark.sql(
+                f"CALL validate_metadata_table_files(table => '{name}', verbose => false)").collect()]
+            return {"partitions": files, "differences": diff}
+
+        return self.with_confs(confs, run)
+
     def op_run_compaction(self, req):
         path = req["path"]
         op = req.get("mode") or ("execute" if req.get("instant") else "run")
@@ -323,7 +376,9 @@ class Server:
         path = req.get("path")
         sql = req["sql"]
         if path and "{table}" in sql:
-            sql = sql.replace("{table}", self.table_name(path))
+            name = self.table_name(path)
+            self.spark.catalog.refreshTable(name)  # Spark caches a catalog table's file index
+            sql = sql.replace("{table}", name)
         if path:
             return self.call(path, sql, req.get("options"))
         return {"rows": [{k: plain(v) for k, v in r.asDict().items()} for r in self.spark.sql(sql).collect()]}

@@ -27,6 +27,7 @@ def use_jvm(spark) -> None:
     _JVM["jvm"] = spark._jvm  # noqa: SLF001 - py4j's view of the driver JVM
     _JVM["hadoop_conf"] = spark._jsc.hadoopConfiguration()  # noqa: SLF001
     _JVM["gateway"] = spark.sparkContext._gateway  # noqa: SLF001 - for Java arrays
+    _JVM["jsc"] = spark._jsc  # noqa: SLF001 - the JavaSparkContext (Hudi's engine context)
 
 
 def registered() -> bool:

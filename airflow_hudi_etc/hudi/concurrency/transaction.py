@@ -22,7 +22,7 @@ from typing import Callable, Iterator
 from ..errors import InstantExistsError
 from ..timeline import layout
 from ..timeline.active import Action, Timeline
-from . import write_config as wc
+from . import jvm_metadata, write_config as wc
 from .locks import held
 from .providers import provider_for
 
@@ -34,11 +34,11 @@ class WriteConflictError(InstantExistsError):
     code = "conflict"
 
 
-#: hooks run inside every transaction, before the instant is completed: f(txn, action, ts)
-_HOOKS: list[Callable[["Transaction", Action, str], None]] = []
+#: hooks run inside every transaction, before the instant is completed: f(txn, action, ts, data)
+_HOOKS: list[Callable[["Transaction", Action, str, bytes], None]] = []
 
 
-def add_hook(fn: Callable[["Transaction", Action, str], None]) -> None:
+def add_hook(fn: Callable[["Transaction", Action, str, bytes], None]) -> None:
     if fn not in _HOOKS:
         _HOOKS.append(fn)
 
@@ -67,8 +67,10 @@ class Transaction:
         reason = conflict() if conflict is not None else None
         if reason:
             raise WriteConflictError(reason if reason.startswith("conflict") else f"conflict: {reason}")
+        # the metadata table first (a table without one: nothing), then any other hook
+        jvm_metadata.apply(self.storage, self.config, action, ts, data)
         for hook in list(_HOOKS):
-            hook(self, action, ts)
+            hook(self, action, ts, data)
         return layout.complete(self.storage, started_on, ts, action, data, zone=zone, now=now)
 
 

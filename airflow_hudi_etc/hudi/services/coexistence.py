@@ -97,24 +97,6 @@ def require_no_links_under_meta(storage) -> None:
                               f"table (nothing was written). Remove the link (and restore the folder) first")
 
 
-def require_no_metadata_table(storage, config: TableConfig) -> None:
-    st = metadata_table_state(storage, config)
-    if not st.present:
-        return
-    what = []
-    if st.partitions:
-        what.append(f"{K_MDT_PARTITIONS}={','.join(st.partitions)}")
-    if st.inflight:
-        what.append(f"{K_MDT_INFLIGHT}={','.join(st.inflight)}")
-    if st.folder:
-        what.append(f"{MDT_DIR}/ exists")
-    raise MetadataTablePresentError(
-        "the table has a Hudi metadata table (" + "; ".join(what) + "): Java writers list files through it "
-        "and would never see what this command writes. Set hoodie.metadata.enable=false on every Java "
-        "writer, stop them, then run `hudi-etc drop-metadata-table` (or let the next such Java writer "
-        "drop it), and run this command again")
-
-
 def update_table_properties(storage, updates: Mapping[str, str]) -> dict[str, str]:
     """Rewrite ``hoodie.properties`` as Hudi's ``HoodieTableConfig.modify`` does: finish a
     leftover backup, back the current file up, replace it, verify it reads back with its
@@ -410,7 +392,10 @@ WRITABLE_TABLE_VERSIONS = frozenset({6, 8, 9})
 def check_writable(storage, config: TableConfig) -> None:
     """Refuse, before anything is written, a table a mutating command must not touch."""
     require_no_links_under_meta(storage)
-    require_no_metadata_table(storage, config)
+    # a metadata table is kept exact by Hudi's own writer in a Spark-hosted run; refused otherwise
+    from ..concurrency.jvm_metadata import require_writable
+
+    require_writable(storage, dict(config.raw))
     if config.version not in WRITABLE_TABLE_VERSIONS:
         from ..errors import UnsupportedTableVersionError
 

@@ -1,0 +1,302 @@
+"""Hudi's metadata table (MDT), kept exact from every commit of ours by Hudi's own metadata writer,
+in the JVM of a Spark-hosted run (shared/metadata-table.md §6).
+
+Every Hudi reader lists files only through the MDT once it exists, with no fallback: files of an
+instant the MDT never heard of are invisible, files it still lists after we deleted them fail the
+query. So each instant a command of ours completes is applied to the MDT inside the commit path
+(:mod:`.transaction`: under the table's lock, after the conflict check, before the instant
+completes), the way Java's ``BaseHoodieWriteClient`` does: Hudi's own
+``HoodieTableMetadataWriter`` of the bundle on the driver's classpath (``SparkMetadataWriterFactory``
+on 1.0.2+, ``SparkHoodieBackedTableMetadataWriter`` before) receives our commit, clean or rollback
+metadata and writes the HFile blocks, the MDT timeline and, on 1.x, the column stats, partition
+stats and record index computed from our files.
+
+The writer's settings are the table's: the MDT partitions ``hoodie.properties`` lists, and only
+those, are enabled (a partition left out would be dropped, one added would be built from
+scratch), the table version is kept, and the settings recorded with ``configure --hoodie``
+(``hoodie.metadata.*`` among them) are passed on.
+
+Runs without a JVM (plain Python, an Airflow worker) cannot do this: :func:`require_writable`
+refuses them, typed, naming the Spark-hosted way.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..errors import MetadataTablePresentError, UnsupportedFeatureError
+from ..timeline.active import Action
+from . import write_config as wc
+from .jvm_lock import _JVM, _java_causes, _load_class
+
+MDT_DIR = ".hoodie/metadata"
+K_PARTITIONS = "hoodie.table.metadata.partitions"
+K_INFLIGHT = "hoodie.table.metadata.partitions.inflight"
+#: MDT partition -> the write setting that keeps it (all others are set false)
+_INDEX_FLAGS = {
+    "column_stats": "hoodie.metadata.index.column.stats.enable",
+    "bloom_filters": "hoodie.metadata.index.bloom.filter.enable",
+    "record_index": "hoodie.metadata.record.index.enable",
+    "partition_stats": "hoodie.metadata.index.partition.stats.enable",
+}
+_FACTORY_1X = "org.apache.hudi.metadata.SparkMetadataWriterFactory"
+_WRITER_0X = "org.apache.hudi.metadata.SparkHoodieBackedTableMetadataWriter"
+
+
+def _split(v) -> tuple[str, ...]:
+    return tuple(p.strip() for p in str(v or "").split(",") if p.strip())
+
+
+def _props(storage) -> dict:
+    from ..config.properties import read_table_properties
+
+    return dict(read_table_properties(storage))
+
+
+def present(storage, props: dict | None = None) -> bool:
+    """Does the table have a metadata table (listed partitions, inflight ones, or the folder)?"""
+    props = _props(storage) if props is None else props
+    return bool(_split(props.get(K_PARTITIONS)) or _split(props.get(K_INFLIGHT)) or storage.exists(
+        f"{MDT_DIR}/.hoodie/hoodie.properties") or storage.list_dirs(MDT_DIR))
+
+
+def available() -> bool:
+    """A Spark-hosted run whose driver classpath has Hudi's metadata writer."""
+    return "jvm" in _JVM and (_load_class(_JVM["jvm"], _FACTORY_1X) is not None
+                              or _load_class(_JVM["jvm"], _WRITER_0X) is not None)
+
+
+def _bundle_version() -> str:
+    jvm = _JVM["jvm"]
+    try:
+        return str(jvm.org.apache.hudi.common.table.HoodieTableVersion.current().versionCode())
+    except Exception:  # noqa: BLE001
+        return "?"
+
+
+def require_writable(storage, props: dict) -> None:
+    """Refuse (``metadata_table_present``), before anything is written, a table with a metadata
+    table this run cannot keep exact; pass a table without one."""
+    parts, inflight = _split(props.get(K_PARTITIONS)), _split(props.get(K_INFLIGHT))
+    if not present(storage, props):
+        return
+    if not available():
+        raise MetadataTablePresentError(
+            "the table has a Hudi metadata table (" + (f"{K_PARTITIONS}={','.join(parts)}" if parts else
+                                                       f"{MDT_DIR}/ exists") + "): every reader lists files "
+            "through it, so each commit must update it. This run has no Hudi metadata writer: run the command "
+            "Spark-hosted (--engine spark, or the operators' Spark jobs) with the Hudi bundle the table's writers "
+            "use on the driver's classpath (spark.jars in HUDI_ETC_SPARK_CONF or the operator's conf), where Hudi's "
+            "own metadata writer applies our commits. Or set hoodie.metadata.enable=false on every Java writer and "
+            "run `hudi-etc drop-metadata-table`")
+    if inflight:
+        raise MetadataTablePresentError(
+            f"{K_INFLIGHT}={','.join(inflight)}: a metadata-table index is being built by a Java writer or "
+            "indexer; run this command again once it is complete (nothing was written)")
+    unknown = [p for p in parts if p != "files" and p not in _INDEX_FLAGS]
+    if unknown:
+        raise UnsupportedFeatureError(
+            f"{K_PARTITIONS} lists {','.join(unknown)}: secondary and expression indexes are kept only by Java "
+            "writers' index definitions; hudi-etc refuses to commit next to them (nothing was written)")
+    if "files" not in parts:
+        raise MetadataTablePresentError(
+            f"{MDT_DIR}/ exists but {K_PARTITIONS} does not list files: the metadata table is not initialised "
+            "(a Java writer builds it on its next commit, or `hudi-etc drop-metadata-table` removes it)")
+    if "record_index" in parts and int(props.get("hoodie.table.version", "6")) < 8:
+        raise UnsupportedFeatureError(
+            "the metadata table has record_index on table version 6: Hudi 0.x does not derive its records "
+            "from commit metadata, so hudi-etc cannot keep it exact (nothing was written)")
+
+
+class MetadataWriter:
+    """One Hudi ``HoodieTableMetadataWriter`` of the driver JVM, for one instant of ours."""
+
+    def __init__(self, storage, config: wc.WriteConfig, props: dict, instant: str):
+        jvm = _JVM["jvm"]
+        self.jvm, self.instant, self.storage = jvm, instant, storage
+        self.version = int(props.get("hoodie.table.version", "6"))
+        base = storage.base_uri
+        tp = jvm.org.apache.hudi.common.config.TypedProperties()
+        for k, v in config.conf.items():
+            tp.setProperty(k, str(v))
+        parts = set(_split(props.get(K_PARTITIONS)))
+        settings = {"hoodie.base.path": base, "hoodie.table.name": props.get("hoodie.table.name", ""),
+                    "hoodie.metadata.enable": "true", "hoodie.embed.timeline.server": "false",
+                    **{flag: "true" if p in parts else "false" for p, flag in _INDEX_FLAGS.items()}}
+        if self.version >= 8 or _load_class(jvm, _FACTORY_1X) is not None:
+            settings.update({"hoodie.write.table.version": str(self.version), "hoodie.write.auto.upgrade": "false"})
+        for k in ("hoodie.table.recordkey.fields", "hoodie.table.partition.fields", "hoodie.table.precombine.field"):
+            if props.get(k):  # the key and fields, as the Java writers name them
+                settings.setdefault({"hoodie.table.recordkey.fields": "hoodie.datasource.write.recordkey.field",
+                                     "hoodie.table.partition.fields": "hoodie.datasource.write.partitionpath.field",
+                                     "hoodie.table.precombine.field": "hoodie.datasource.write.precombine.field"}[k],
+                                    ",".join(f.split(":", 1)[0] for f in props[k].split(",")))
+        for k, v in settings.items():
+            tp.setProperty(k, v)
+        hadoop_conf = _JVM["hadoop_conf"]
+        try:
+            self.write_config = (jvm.org.apache.hudi.config.HoodieWriteConfig.newBuilder().withPath(base)
+                                 .withProperties(tp).forTable(settings["hoodie.table.name"]).build())
+            ctx = jvm.org.apache.hudi.client.common.HoodieSparkEngineContext(_JVM["jsc"])
+            opt = jvm.org.apache.hudi.common.util.Option.of(instant)
+            if _load_class(jvm, _FACTORY_1X) is not None:
+                sconf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(hadoop_conf)
+                meta = (jvm.org.apache.hudi.common.table.HoodieTableMetaClient.builder().setConf(sconf)
+                        .setBasePath(base).build())
+                self.writer = jvm.org.apache.hudi.metadata.SparkMetadataWriterFactory.create(
+                    sconf, self.write_config, ctx, opt, meta.getTableConfig())
+                self.line = "1.x"
+            else:
+                cls = jvm.org.apache.hudi.metadata.SparkHoodieBackedTableMetadataWriter
+                if _load_class(jvm, "org.apache.hudi.storage.hadoop.HadoopStorageConfiguration") is not None:  # 0.15, 1.0
+                    sconf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(hadoop_conf)
+                    self.writer = cls.create(sconf, self.write_config, ctx, opt)
+                else:  # 0.14: a Hadoop Configuration
+                    self.writer = cls.create(hadoop_conf, self.write_config, ctx, opt)
+                self.line = "0.x"
+        except MetadataTablePresentError:
+            raise
+        except Exception as e:  # noqa: BLE001 - Java refused: nothing of this instant is visible yet
+            raise MetadataTablePresentError(f"Hudi's metadata writer (table version {self.version}, bundle "
+                                            f"{_bundle_version()}) could not be opened: {_java_causes(e)}") from None
+        if not self.writer.isInitialized():
+            self.close()
+            raise MetadataTablePresentError(
+                "Hudi's metadata writer found the metadata table not initialised (a pending instant blocks its "
+                "bootstrap); nothing was written. Let a Java writer commit once, then run this command again")
+
+    # ------------------------------------------------------------------ conversions
+    def _commit_metadata(self, data: bytes):
+        jvm = self.jvm
+        text = data.decode("utf-8") if data[:1] == b"{" else json.dumps(_avro_commit_to_json(data))
+        return jvm.org.apache.hudi.common.model.HoodieCommitMetadata.fromJsonString(
+            text, _load_class(jvm, "org.apache.hudi.common.model.HoodieCommitMetadata"))
+
+    def _avro(self, data: bytes, cls_name: str):
+        jvm = self.jvm
+        utils = jvm.org.apache.hudi.common.table.timeline.TimelineMetadataUtils
+        cls = _load_class(jvm, cls_name)
+        jbytes = bytearray(data)  # py4j passes it as byte[]
+        try:
+            return utils.deserializeAvroMetadata(jbytes, cls)  # 0.x: (byte[], Class)
+        except Exception:  # noqa: BLE001 - 1.x: (InputStream, Class), or the legacy (byte[], Class)
+            try:
+                return utils.deserializeAvroMetadata(jvm.java.io.ByteArrayInputStream(jbytes), cls)
+            except Exception:  # noqa: BLE001
+                return utils.deserializeAvroMetadataLegacy(jbytes, cls)
+
+    # ------------------------------------------------------------------ updates
+    def commit(self, data: bytes) -> None:
+        """A deltacommit or compaction commit of ours (its completed file's bytes)."""
+        cm = self._commit_metadata(data)
+        if self.line == "0.x":
+            empty = self.jvm.org.apache.hudi.data.HoodieJavaRDD.of(_JVM["jsc"].emptyRDD())
+            self.writer.update(cm, empty, self.instant)
+        else:
+            self.writer.update(cm, self.instant)
+
+    def clean(self, data: bytes) -> None:
+        self.writer.update(self._avro(data, "org.apache.hudi.avro.model.HoodieCleanMetadata"), self.instant)
+
+    def rollback(self, data: bytes) -> None:
+        self.writer.update(self._avro(data, "org.apache.hudi.avro.model.HoodieRollbackMetadata"), self.instant)
+
+    def close(self) -> None:
+        try:
+            self.writer.close()
+        except Exception:  # noqa: BLE001 - closing never hides the update's own outcome
+            pass
+
+
+def _avro_commit_to_json(data: bytes) -> dict:
+    """A layout-2 (Avro) ``HoodieCommitMetadata`` as the JSON Java's POJO reads."""
+    import io
+
+    import fastavro
+
+    rec = next(iter(fastavro.reader(io.BytesIO(data))))
+    out = {"partitionToWriteStats": {p: [{k: v for k, v in s.items() if v is not None} for s in stats]
+                                     for p, stats in (rec.get("partitionToWriteStats") or {}).items()},
+           "compacted": bool(rec.get("compacted") or False),
+           "extraMetadata": rec.get("extraMetadata") or {}}
+    if rec.get("operationType"):
+        out["operationType"] = rec["operationType"]
+    return out
+
+
+def apply(storage, config: wc.WriteConfig, action: Action, instant: str, data: bytes) -> bool:
+    """Apply instant ``instant`` of ours (``action``, its completed bytes) to the table's MDT, if
+    it has one; True when applied. Called by the commit path before the instant completes."""
+    if action not in (Action.DELTA_COMMIT, Action.COMMIT, Action.COMPACTION, Action.CLEAN, Action.ROLLBACK):
+        return False
+    props = _props(storage)
+    if not present(storage, props):
+        return False
+    require_writable(storage, props)
+    w = MetadataWriter(storage, config, props, instant)
+    try:
+        try:
+            if action is Action.CLEAN:
+                w.clean(data)
+            elif action is Action.ROLLBACK:
+                w.rollback(data)
+            else:
+                w.commit(data)
+        except Exception as e:  # noqa: BLE001 - Java's refusal: the instant stays uncompleted
+            raise MetadataTablePresentError(f"Hudi's metadata writer refused {action.value} {instant}: "
+                                            f"{_java_causes(e)}") from None
+    finally:
+        w.close()
+    return True
+
+
+def register_files(storage, config: wc.WriteConfig, files: list[tuple[str, str, str]], *, schema: str | None,
+                   zone, what: str) -> str | None:
+    """Make files of ours that no commit wrote (a plan's re-exposed logs in slice C, before the
+    plan is visible) known to the metadata table: an empty data deltacommit D, completed, whose
+    MDT deltacommit lists them with their sizes (shared/metadata-table.md §4.2: D is a valid
+    instant for every reader line, and its data commit has no write stats, so incremental
+    readers see nothing). ``files``: (table-relative path, partition, file id). Zero-byte files
+    (the exact-split placeholder) are never registered. Call it under the table's lock; D, or
+    None when the table has no metadata table."""
+    from ..timeline import layout
+    from ..timeline.active import State, Timeline
+    from ..timeline.commits import CommitMetadata, WriteStat
+
+    props = _props(storage)
+    if not present(storage, props):
+        return None
+    require_writable(storage, props)
+    stats: dict[str, list[WriteStat]] = {}
+    for rel, part, fid in files:
+        size = storage.size(rel)
+        if size <= 0:
+            continue
+        stats.setdefault(part, []).append(WriteStat(
+            fileId=fid, path=rel, prevCommit="null", partitionPath=part, numWrites=0, numDeletes=0,
+            numUpdateWrites=0, numInserts=0, totalWriteBytes=size, totalWriteErrors=0, fileSizeInBytes=size))
+    if not stats:
+        return None
+    tl = Timeline.load(storage)
+    d = layout.new_time(tl, zone=zone)
+    extra = {"schema": schema} if schema else {}
+    empty = CommitMetadata(partitionToWriteStats={}, compacted=False, extraMetadata=extra, operationType="UPSERT")
+    listed = CommitMetadata(partitionToWriteStats={p: tuple(v) for p, v in stats.items()}, compacted=False,
+                            extraMetadata=extra, operationType="UPSERT")
+    req = layout.instant(tl, d, Action.DELTA_COMMIT, State.REQUESTED)
+    storage.create_if_absent(req.path(), b"")
+    storage.create_if_absent(req.path(State.INFLIGHT), layout.commit_data(tl, empty))
+    w = MetadataWriter(storage, config, props, d)
+    try:
+        try:
+            w.commit(json.dumps(listed.to_json()).encode("utf-8"))
+        except Exception as e:  # noqa: BLE001
+            raise MetadataTablePresentError(f"Hudi's metadata writer refused the files of {what} (at {d}): "
+                                            f"{_java_causes(e)}") from None
+    finally:
+        w.close()
+    layout.complete(storage, tl, d, Action.DELTA_COMMIT, layout.commit_data(tl, empty), zone=zone)
+    return d
+
+
+__all__ = ["present", "available", "require_writable", "apply", "register_files", "MetadataWriter"]
