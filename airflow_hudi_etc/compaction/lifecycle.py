@@ -10,7 +10,7 @@ import re
 from typing import Any, Mapping
 
 from . import guard, intents
-from ..hudi.concurrency import transaction as commit_path
+from ..hudi.concurrency import jvm_metadata, transaction as commit_path
 from ..hudi.services import heartbeat
 from ..hudi.timeline import layout
 from ..hudi.services import markers
@@ -153,7 +153,10 @@ def _unschedule(storage: Storage, instant: str) -> dict:
         # slice C is on no timeline now: its files go (a crash here leaves them to the intent,
         # finished by the next command of ours); one a Java writer changed meanwhile stays, and
         # so does the intent, which validate reports
-        removed, kept = intents.remove_copies(storage, files)
+        # (a metadata table learns of the removal through a clean instant: it listed the copies)
+        removed, kept = jvm_metadata.delete_files(
+            storage, commit_path.table_write_config(storage), [f for f, _ in files],
+            lambda: intents.remove_copies(storage, files), zone=table.timeline_zone, what=f"unschedule {instant}")
         if not kept:  # (a kept file holds Java's data: the guard stays with the intent, validate reports both)
             if guard_s is not None:
                 guard.remove(storage, guard_s, instant)

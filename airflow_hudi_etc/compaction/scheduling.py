@@ -255,20 +255,20 @@ class _MdtFiles:
     schema: Callable[[], str]
 
 
-def _register_slice_c(storage: Storage, plan: CompactionPlan, mdt: "_MdtFiles | None") -> None:
+def _register_slice_c(storage: Storage, plan: CompactionPlan, mdt: "_MdtFiles | None") -> str | None:
     """A table with a metadata table: the files made in slice C enter it before the plan is
     visible (shared/metadata-table.md §3: unknown to it, every reader misses them, and a Java
     writer names its own log of slice C so that it sorts before them). Under the lock."""
     if mdt is None or not jvm_metadata.present(storage):
-        return
+        return None
     split = is_exact_split(plan)
     files = []
     for op in plan.operations:
         if split:
             files.append((op.path(split_log_name(op, plan.instant)), op.partition, op.file_id))
         files += [(op.path(lk.link), op.partition, op.file_id) for lk in op.links]
-    jvm_metadata.register_files(storage, commit_path.table_write_config(storage), files, schema=mdt.schema(),
-                                zone=mdt.zone, what=f"compaction plan {plan.instant}")
+    return jvm_metadata.register_files(storage, commit_path.table_write_config(storage), files,
+                                       schema=mdt.schema(), zone=mdt.zone, what=f"compaction plan {plan.instant}")
 
 
 def _publish(storage: Storage, planned_on: Timeline, plan: CompactionPlan, mode: str,
@@ -355,8 +355,9 @@ def _publish_files(storage: Storage, planned_on: Timeline, plan: CompactionPlan,
     # write that started after the listing may have put a log into a slice this plan closes
     conflict = _planning_conflict(storage, planned_on, instant)
     crash.hook("schedule.after-recheck")
+    registered = None
     if conflict is None:
-        _register_slice_c(storage, plan, mdt)
+        registered = _register_slice_c(storage, plan, mdt)
         try:
             storage.create_if_absent(req.path(), data)
         except InstantExistsError:
@@ -381,7 +382,12 @@ def _publish_files(storage: Storage, planned_on: Timeline, plan: CompactionPlan,
                     f"conflict: write {racing[0]} started while the plan was being published; schedule again")
     if aux is not None:
         storage.delete(aux)
-    delete_all(storage, made)
+    if registered is not None:  # the metadata table lists them: removed through a clean instant
+        jvm_metadata.delete_files(storage, commit_path.table_write_config(storage), made,
+                                  lambda: delete_all(storage, made) or list(made), zone=mdt.zone,
+                                  what=f"withdrawn compaction plan {instant}")
+    else:
+        delete_all(storage, made)
     return conflict
 
 

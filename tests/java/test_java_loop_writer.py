@@ -26,6 +26,22 @@ def test_loop_writer_next_to_our_commands(java_hudi, tmp_path, line, seed, java_
     assert out["java_writes"] >= out["steps"]  # the writer really wrote during the steps
 
 
+#: Java's defaults (the metadata table on), our commands Spark-hosted next to the loop (issue 34)
+MDT_CI = [("1.1", 3, "off")]
+
+
+@pytest.mark.parametrize("line,seed,java_compaction", MDT_CI, ids=[f"{l}-s{s}-jc-{j}" for l, s, j in MDT_CI])
+def test_loop_writer_with_the_metadata_table(java_hudi, tmp_path, line, seed, java_compaction):
+    w = LoopWorld(tmp_path, java_hudi(line), seed, LINES[line], java_compaction=java_compaction,
+                  host=java_hudi.host(line))
+    out = w.run(int(os.environ.get("HUDI_ETC_LOOP_STEPS", "6")))
+    print(line, seed, java_compaction, out)
+    if os.environ.get("HUDI_ETC_LOOP_VERBOSE"):
+        print("\n".join(w.log))
+    assert out["java_writes"] >= out["steps"]
+    assert (w.path / ".hoodie" / "metadata").is_dir(), "Java's writes built no metadata table"
+
+
 SLOW_SEEDS = [int(s) for s in os.environ.get("HUDI_ETC_LOOP_SEEDS", "").split(",") if s] or list(range(100, 150))
 
 
@@ -34,6 +50,18 @@ SLOW_SEEDS = [int(s) for s in os.environ.get("HUDI_ETC_LOOP_SEEDS", "").split(",
 @pytest.mark.parametrize("line", sorted(LINES))
 def test_loop_writer_slow(java_hudi, tmp_path, line, seed):
     w = LoopWorld(tmp_path, java_hudi(line), seed, LINES[line], java_compaction=("off", "on")[seed % 2])
+    out = w.run(int(os.environ.get("HUDI_ETC_LOOP_STEPS", "12")))
+    print(line, seed, out)
+    if os.environ.get("HUDI_ETC_LOOP_VERBOSE"):
+        print("\n".join(w.log))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", SLOW_SEEDS)
+@pytest.mark.parametrize("line", sorted(LINES))
+def test_loop_writer_with_the_metadata_table_slow(java_hudi, tmp_path, line, seed):
+    w = LoopWorld(tmp_path, java_hudi(line), seed, LINES[line], java_compaction=("off", "on")[seed % 2],
+                  host=java_hudi.host(line))
     out = w.run(int(os.environ.get("HUDI_ETC_LOOP_STEPS", "12")))
     print(line, seed, out)
     if os.environ.get("HUDI_ETC_LOOP_VERBOSE"):

@@ -13,15 +13,13 @@ our reader, and the model. A run without the JVM refuses the table, typed."""
 
 from __future__ import annotations
 
-import json
-
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from airflow_hudi_etc import Table
 from airflow_hudi_etc.hudi.errors import HudiEtcError
-from java_checks import at, judges, row, values
+from java_checks import judges, row, values
 
 pytestmark = pytest.mark.java
 

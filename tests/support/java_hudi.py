@@ -449,11 +449,16 @@ class JavaHudiPool:
     def get(self, line: str) -> JavaHudi:
         c = self.clients.get(line)
         if c is None:
-            c = self.clients[line] = JavaHudi(line)
+            c = self.clients[line] = JavaHudi(line.split("/")[0])
         c.start()
         return c
 
     __call__ = get
+
+    def host(self, line: str) -> JavaHudi:
+        """A second driver of ``line``, hosting our commands Spark-hosted (``JavaHudi.etc``) while
+        the first one writes and judges: both run at once, as a Spark job next to a Java writer."""
+        return self.get(f"{line}/host")
 
     def close(self) -> None:
         for c in self.clients.values():

@@ -32,10 +32,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from airflow_hudi_etc.api import Table
-from airflow_hudi_etc.compaction.clean import clean
-from airflow_hudi_etc.compaction.execution import execute
-from airflow_hudi_etc.compaction.lifecycle import rollback, unschedule
-from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.trigger import last_threshold
 from airflow_hudi_etc.compaction.validate import validate
 from airflow_hudi_etc.hudi.services import crash
@@ -44,11 +40,11 @@ from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
 from airflow_hudi_etc.hudi.timeline.active import State, Timeline
 from airflow_hudi_etc.hudi.timeline.avro_models import read_avro_metadata
-from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
+from airflow_hudi_etc.hudi.write.writer import init_table
 from batches import DATA_COLS, batch
 from java_hudi import JavaHudiError, JavaHudiHarnessError
 from oracle import hudi_rs_read
-from scenario import cli
+from ours import InProcess
 
 T0 = 1_767_225_600_000  # 2026-01-01T00:00Z
 H = 3_600_000
@@ -121,6 +117,7 @@ class JavaWorld:
         self.steps = 0
         self.deferred: list[tuple] = []  # recoveries left for later (the documented ones, run at the end)
         self.ro_keys: set[str] = set()  # keys of the last RO read
+        self.ours = InProcess()  # how our commands run (ours.Hosted: Spark-hosted, in a Hudi driver)
 
     # ------------------------------------------------------------ state
     def timeline(self) -> Timeline:
@@ -269,9 +266,9 @@ class JavaWorld:
     # ------------------------------------------------------------ our side
     def our_write(self, rows, op="upsert") -> None:
         if op == "upsert":
-            write_batch(str(self.path), batch(rows))
+            self.ours.write(str(self.path), batch(rows))
         else:
-            write_batch(str(self.path), pa.Table.from_pylist(
+            self.ours.write(str(self.path), pa.Table.from_pylist(
                 [{"key": r["key"], "region": r["region"]} for r in rows],
                 schema=pa.schema([("key", pa.string()), ("region", pa.string())])), operation="delete")
         self.applied(rows, op)
@@ -295,13 +292,13 @@ class JavaWorld:
             # with the old slice, so schedule refuses them on a table without the exclusive-cleaner
             # promise (issue 23 item 10)
             try:
-                schedule(str(self.path), **kw)
+                self.ours.schedule(str(self.path), **kw)
             except InvalidInputError as e:
                 assert "exclusive.cleaner" in str(e), e
             else:
                 raise AssertionError("schedule --link-mode symlink was not refused next to Java's cleaner")
             return "schedule symlink: refused (Java's cleaner runs)"
-        res = schedule(str(self.path), **kw)
+        res = self.ours.schedule(str(self.path), **kw)
         if res.instant and res.reason == "scheduled":
             self.plan_at[res.instant] = len(self.history)
             return f"schedule {kw['link_mode']}{' exact' if kw['exact_split'] else ''} -> {res.instant}"
@@ -331,7 +328,7 @@ class JavaWorld:
         elif family == "rollback":
             inflight = [i for i in pend if i.state is State.INFLIGHT]
             if not inflight:  # make one: an execute killed before its commit
-                proc = cli("execute", "--path", p, crash="execute.before-commit@1")
+                proc = self.ours.cli("execute", "--path", p, crash="execute.before-commit@1")
                 inflight = [i for i in self.pending_compactions() if i.state is State.INFLIGHT]
                 if not inflight:
                     return f"crash {point}: no inflight compaction (execute rc={proc.returncode})"
@@ -343,7 +340,7 @@ class JavaWorld:
         else:
             args = ["clean", "--path", p, "--retain-commits", "1"]
         before = {i.timestamp for i in pend}
-        proc = cli(*args, crash=point)
+        proc = self.ours.cli(*args, crash=point)
         rc = proc.returncode
         assert rc in (0, 2, crash.EXIT_CODE), (point, rc, proc.stdout, proc.stderr)
         if family == "write" and rc == 0:
@@ -370,7 +367,7 @@ class JavaWorld:
         d = self.path / ".hoodie" / ".aux" / "hudi-etc" / "intents"
         dead = sorted(f.name.split(".")[0] for f in d.glob("*.json")) if d.is_dir() else []
         pend = {i.timestamp for i in self.pending_compactions()}
-        return "; ".join(f"unschedule {c} rc={cli('unschedule', '--path', str(self.path), '--instant', c).returncode}"
+        return "; ".join(f"unschedule {c} rc={self.ours.cli('unschedule', '--path', str(self.path), '--instant', c).returncode}"
                          for c in dead if c not in pend) or "no intent left"
 
     def recover(self, family: str, args) -> str:
@@ -380,13 +377,13 @@ class JavaWorld:
                     if i.is_pending and i.action.value == "deltacommit"]
             for d in dead:
                 try:
-                    rollback(str(self.path), instant=d)
+                    self.ours.rollback(str(self.path), instant=d)
                 except HudiEtcError as e:  # Java's eager rollback may have done it already
                     return f"rollback {d}: {type(e).__name__}"
             return f"rollback {dead}"
         if family == "schedule":
             return self.unschedule_dead()
-        proc = cli(*args)
+        proc = self.ours.cli(*args)
         return f"re-run rc={proc.returncode}"
 
     # ------------------------------------------------------------ one step
@@ -468,15 +465,15 @@ class JavaWorld:
             inst = pend[0].timestamp
             try:
                 if op == "execute":
-                    out = execute(p, instant=inst)
+                    out = self.ours.execute(p, instant=inst)
                 else:
-                    out = (rollback if op == "rollback" else unschedule)(p, instant=inst)
+                    out = (self.ours.rollback if op == "rollback" else self.ours.unschedule)(p, instant=inst)
                 msg = f"{op} {inst}: {out.get('status')}"
             except HudiEtcError as e:  # a typed refusal leaves the table as it was
                 msg = f"{op} {inst}: refused {type(e).__name__}: {str(e)[:120]}"
         elif op == "our_clean":
             try:
-                msg = f"our_clean: {clean(p, retain_commits=1).get('status')}"
+                msg = f"our_clean: {self.ours.clean(p, retain_commits=1).get('status')}"
             except HudiEtcError as e:
                 msg = f"our_clean: refused {type(e).__name__}: {str(e)[:120]}"
         elif op.startswith("crash_"):
@@ -502,7 +499,7 @@ class JavaWorld:
             failed = m.group(1)
         stuck = [p["path"] for p in validate(str(self.path))["problems"] if p["kind"] == "stuck-write"]
         assert [failed in p for p in stuck] == [True], f"Java refused {failed}; validate's stuck writes: {stuck}"
-        rollback(str(self.path), instant=failed)
+        self.ours.rollback(str(self.path), instant=failed)
         self.counts["java_stuck_write_rolled_back"] = self.counts.get("java_stuck_write_rolled_back", 0) + 1
         return write(), f"[stuck-write {failed}: our rollback] "
 
@@ -557,10 +554,10 @@ class JavaWorld:
                 self.log.append(f"deferred {family}: {inst} no longer pending")
                 continue
             self.log.append(f"deferred {family}: " + (self.unschedule_dead() if family == "schedule"
-                                                      else f"rc={cli(*args).returncode}"))
+                                                      else f"rc={self.ours.cli(*args).returncode}"))
         for inst in [i.timestamp for i in self.pending_compactions()]:
             try:
-                self.log.append(f"final execute {inst}: {execute(str(self.path), instant=inst).get('status')}")
+                self.log.append(f"final execute {inst}: {self.ours.execute(str(self.path), instant=inst).get('status')}")
             except HudiEtcError as e:
                 self.log.append(f"final execute {inst}: refused {type(e).__name__}")
                 self.log.append(f"final java_compact {self.java.run_compaction(self.path, inst, options=JAVA_OPTS)}")

@@ -299,4 +299,54 @@ def register_files(storage, config: wc.WriteConfig, files: list[tuple[str, str, 
     return d
 
 
-__all__ = ["present", "available", "require_writable", "apply", "register_files", "MetadataWriter"]
+def delete_files(storage, config: wc.WriteConfig, rels, delete, *, zone, what: str):
+    """Delete files the metadata table may list that no clean, rollback or compaction of Hudi's
+    removes (a withdrawn plan's copies in slice C): ``delete()`` deletes them and answers what it
+    removed. On a table with a metadata table this happens inside a clean instant E, as Java's
+    cleaner would (shared/metadata-table.md §4.2, "unschedule"): E requested and inflight
+    listing the files, ``delete()``, the MDT told of E's clean metadata, E completed. A file the
+    MDT never listed is ignored there (Hudi's spurious-delete rule). Call it under the table's
+    lock; answers ``delete()``'s answer."""
+    from ..timeline import avro_models as am
+    from ..timeline import layout
+    from ..timeline.active import State, Timeline
+
+    rels = list(rels)
+    props = _props(storage) if rels else {}
+    if not rels or not present(storage, props):
+        return delete()
+    require_writable(storage, props)
+    tl = Timeline.load(storage)
+    e = layout.new_time(tl, zone=zone)
+    by_part: dict[str, list[str]] = {}
+    for rel in rels:
+        by_part.setdefault(rel.rsplit("/", 1)[0] if "/" in rel else "", []).append(rel)
+    plan = am.cleaner_plan(None, "KEEP_LATEST_COMMITS",
+                           {p: [storage.uri(f) for f in fs] for p, fs in by_part.items()},
+                           extra_metadata={"hoodieEtc.removes": what})
+    data = am.write_avro_metadata(am.CLEANER_PLAN, plan)
+    req = layout.instant(tl, e, Action.CLEAN, State.REQUESTED)
+    storage.create_if_absent(req.path(), data)
+    storage.create_if_absent(req.path(State.INFLIGHT), data)
+    out = delete()
+    removed = set(out[0] if isinstance(out, tuple) else out)
+    parts = {p: am.clean_partition_metadata(p, "KEEP_LATEST_COMMITS",
+                                            [storage.uri(f) for f in fs if f in removed], [],
+                                            [storage.uri(f) for f in fs])
+             for p, fs in by_part.items()}
+    meta = am.clean_metadata(e, None, parts, 0, extra_metadata={"hoodieEtc.removes": what}, policy="KEEP_LATEST_COMMITS")
+    cdata = am.write_avro_metadata(am.CLEAN_METADATA, meta)
+    w = MetadataWriter(storage, config, props, e)
+    try:
+        try:
+            w.clean(cdata)
+        except Exception as ex:  # noqa: BLE001
+            raise MetadataTablePresentError(f"Hudi's metadata writer refused the removal of {what} (clean {e}): "
+                                            f"{_java_causes(ex)}") from None
+    finally:
+        w.close()
+    layout.complete(storage, tl, e, Action.CLEAN, cdata, zone=zone)
+    return out
+
+
+__all__ = ["present", "available", "require_writable", "apply", "register_files", "delete_files", "MetadataWriter"]
