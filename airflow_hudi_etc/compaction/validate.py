@@ -46,6 +46,7 @@ from typing import Any, Mapping
 from ..hudi import logformat as lf
 from ..hudi.errors import HudiEtcError
 from ..hudi.file_group.fsview import list_partitions, parse_base_file_name
+from ..hudi.concurrency import jvm_metadata
 from ..hudi.storage import Storage, safe_relpath
 from ..hudi.table.hudi_table import HudiTable
 from ..hudi.timeline import avro_models as am
@@ -102,13 +103,13 @@ def validate(path: str | Storage, *, storage_options: Mapping[str, Any] | None =
     _check_stuck_writes(storage, tl, found)
     rolled_back = _rolled_back_logs(table, found)
     mdt = metadata_table_state(storage, table.config)
+    mdt_out = {**mdt.as_dict(), "checked": False}
     if mdt.present:
-        found.problem("metadata-table", ".hoodie/metadata", "a metadata table Java writers list files through: "
-                      "every mutating command refuses the table until `hudi-etc drop-metadata-table`")
+        mdt_out["checked"] = _check_metadata_table(storage, tl, compactions, found)
     return {
         "path": storage.base_uri,
         "ok": not found.problems,
-        "metadata_table": mdt.as_dict(),
+        "metadata_table": mdt_out,
         # recorded "on"/"off", or "unknown" (our execute is refused until configure records it)
         "java_compaction": recorded(table) or "unknown",
         "problems": found.problems,
@@ -117,6 +118,50 @@ def validate(path: str | Storage, *, storage_options: Mapping[str, Any] | None =
         "files_checked": listing.files,
         "compactions_checked": len(compactions),
     }
+
+
+_MDT_REPAIR = ("every reader lists files through the metadata table only. Repair: stop the table's writers, run "
+               "`hudi-etc drop-metadata-table`, and let the next Java writer with hoodie.metadata.enable (its "
+               "default) build it again from storage (it does once no instant is pending)")
+
+
+def _check_metadata_table(storage: Storage, tl, compactions: Mapping, found: _Findings) -> bool:
+    """Spark-hosted (Hudi's reader in the driver JVM): the metadata table's listing against
+    storage. A listed file storage no longer has fails every query reading it
+    (``metadata-table-stale``); a data file of a completed instant or of a pending plan's slice
+    C that it does not list is invisible to every reader (``metadata-table-missing``; an empty
+    placeholder is never listed). Without the JVM nothing is read: False."""
+    if not jvm_metadata.available():
+        return False
+    try:
+        listed = jvm_metadata.listing(storage)
+    except Exception as e:  # noqa: BLE001 - Hudi's reader refused: that is the finding
+        found.problem("metadata-table-unreadable", ".hoodie/metadata", f"Hudi's metadata reader failed: {e}")
+        return True
+    completed = {i.timestamp for i in tl.instants if i.is_completed}
+    plans = {ts for ts, i in compactions.items() if i.is_pending}
+    parts = set(listed) | set(list_partitions(storage))
+    for part in sorted(parts):
+        on_disk = {f.name: f.size for f in storage.list(part)
+                   if (f.name.endswith(".parquet") or ".log." in f.name) and not f.name.endswith(".crc")}
+        mdt = listed.get(part, {})
+        for name in sorted(set(mdt) - set(on_disk)):
+            found.problem("metadata-table-stale", f"{part}/{name}".lstrip("/"),
+                          "listed by the metadata table, gone from storage: queries fail on it; " + _MDT_REPAIR)
+        for name in sorted(set(on_disk) - set(mdt)):
+            inst = _data_file_instant(name)
+            if on_disk[name] and (inst in completed or inst in plans):
+                found.problem("metadata-table-missing", f"{part}/{name}".lstrip("/"),
+                              f"a file of {'completed instant' if inst in completed else 'pending plan'} {inst} the "
+                              "metadata table does not list: invisible to every reader; " + _MDT_REPAIR)
+    return True
+
+
+def _data_file_instant(name: str) -> str:
+    """The instant a data file is named with (a base file's commit; a log's base or writing instant)."""
+    if name.endswith(".parquet"):
+        return name[:-len(".parquet")].rsplit("_", 1)[-1]
+    return name.lstrip(".").split(".log.", 1)[0].rsplit("_", 1)[-1]
 
 
 def _check_plans_and_links(table: HudiTable, storage: Storage, compactions: Mapping, found: _Findings) -> None:

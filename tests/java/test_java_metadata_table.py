@@ -13,6 +13,8 @@ our reader, and the model. A run without the JVM refuses the table, typed."""
 
 from __future__ import annotations
 
+import os
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -47,8 +49,6 @@ def _ok(res, what):
 def _storage_files(path) -> dict:
     """Committed data files by partition, from a storage listing (zero-byte files left out: the
     exact-split placeholder is never registered)."""
-    import os
-
     out = {}
     for part in sorted(os.listdir(path)):
         d = os.path.join(path, part)
@@ -108,3 +108,27 @@ def test_our_commands_keep_javas_metadata_table_exact(java_hudi, tmp_path, line,
     java.upsert(path, [row("k4", 2, 6, 41, "ny")], options=MDT_ON)
     model["k4"] = 41.0
     _check_mdt(java, path, model)
+    # a plan withdrawn: its registered copies (of a log past the threshold) leave the MDT through
+    # a clean instant
+    java.upsert(path, [row("k2", 3, 9, 22)], options=MDT_ON)
+    model["k2"] = 22.0
+    sched = _ok(java.etc("schedule", "--path", path, "--data-latency", "0s", "--compaction-time",
+                         "2026-01-01T07:00:00Z", "--event-time-field", "event_time"), "schedule")
+    assert sched["reason"] == "scheduled", sched
+    _check_mdt(java, path, model, hudi_rs=version != 6)
+    assert _ok(java.etc("unschedule", "--path", path, "--instant", sched["instant"]), "unschedule")["links_removed"] > 0
+    _check_mdt(java, path, model)
+    # our cleaner (the table's writers are single-writer here): its deletes reach the MDT
+    cleaned = _ok(java.etc("clean", "--path", path, "--retain-commits", "1"), "clean")
+    assert cleaned["files_deleted"] > 0, cleaned
+    _check_mdt(java, path, model)
+    # validate reads the MDT with Hudi's reader (Spark-hosted) and finds it equal to storage ...
+    v = _ok(java.etc("validate", "--path", path), "validate")
+    assert v["ok"] and v["metadata_table"]["checked"], (v["problems"], v["metadata_table"])
+    # ... and names a file it lists that storage lost
+    listed = java.metadata_files(path)["partitions"]["sf"]
+    lost = sorted(n for n in listed if n.endswith(".parquet"))[0]
+    os.remove(f"{path}/sf/{lost}")
+    v = java.etc("validate", "--path", path)["answer"]
+    assert [(p["kind"], p["path"]) for p in v["problems"] if p["kind"].startswith("metadata-table")] == [
+        ("metadata-table-stale", f"sf/{lost}")], v

@@ -165,9 +165,16 @@ class LoopWorld(JavaWorld):
         values older than the model's. The step ends as a streaming table's next cleaning would:
         once every pending write's heartbeat expired (4 s), Java's LAZY clean rolls them back;
         the judges then read the table. Returns what was rolled back, for the step's line."""
+        from airflow_hudi_etc.hudi.concurrency.transaction import transaction
         from airflow_hudi_etc.hudi.services import heartbeat
 
         storage = Storage(str(self.path))
+        # a command of ours killed while it held the file-system lock left the lock file: Java
+        # waits for it for ever (hoodie.write.lock.filesystem.expire, 0 by default), as for one of
+        # its own writers killed there; the next command of ours takes a dead owner's lock at once
+        # and releases it (seen: 1.1 seed 112, the final Java write refused after a crash)
+        with transaction(storage, what="the next command of ours"):
+            pass
         pending = [i.timestamp for i in self.timeline().pending_writes]
         if not pending:
             return ""

@@ -208,6 +208,41 @@ class MetadataWriter:
             pass
 
 
+def listing(storage) -> dict[str, dict[str, int]]:
+    """The metadata table's file listing, read by Hudi's own reader of the bundle in the driver
+    JVM (``HoodieBackedTableMetadata``): {partition ("" unpartitioned): {file name: size}}."""
+    jvm = _JVM["jvm"]
+    base = storage.base_uri
+    ctx = jvm.org.apache.hudi.client.common.HoodieSparkEngineContext(_JVM["jsc"])
+    mcfg = jvm.org.apache.hudi.common.config.HoodieMetadataConfig.newBuilder().enable(True).build()
+    if _load_class(jvm, "org.apache.hudi.storage.HoodieStorageUtils") is not None:  # 0.15+
+        sconf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(_JVM["hadoop_conf"])
+        hs = jvm.org.apache.hudi.storage.HoodieStorageUtils.getStorage(base, sconf)
+        md = jvm.org.apache.hudi.metadata.HoodieBackedTableMetadata(ctx, hs, mcfg, base)
+        path_of, size_of = jvm.org.apache.hudi.storage.StoragePath, (lambda st: st.getLength())
+    else:  # 0.14: Hadoop's Path and FileStatus
+        md = jvm.org.apache.hudi.metadata.HoodieBackedTableMetadata(ctx, mcfg, base)
+        path_of, size_of = jvm.org.apache.hadoop.fs.Path, (lambda st: st.getLen())
+    out: dict[str, dict[str, int]] = {}
+    try:
+        parts = list(md.getAllPartitionPaths())
+    except Exception as e:  # noqa: BLE001
+        md.close()
+        raise MetadataTablePresentError(f"Hudi's metadata reader failed: {_java_causes(e)}") from None
+    try:
+        for part in parts:
+            part = str(part)
+            rel = "" if part in ("", ".") else part
+            full = base.rstrip("/") + (f"/{rel}" if rel else "")
+            files = {}
+            for st in md.getAllFilesInPartition(path_of(full)):
+                files[str(st.getPath().getName())] = int(size_of(st))
+            out[rel] = files
+    finally:
+        md.close()
+    return out
+
+
 def _avro_commit_to_json(data: bytes) -> dict:
     """A layout-2 (Avro) ``HoodieCommitMetadata`` as the JSON Java's POJO reads."""
     import io
@@ -332,7 +367,7 @@ def delete_files(storage, config: wc.WriteConfig, rels, delete, *, zone, what: s
     removed = set(out[0] if isinstance(out, tuple) else out)
     parts = {p: am.clean_partition_metadata(p, "KEEP_LATEST_COMMITS",
                                             [storage.uri(f) for f in fs if f in removed], [],
-                                            [storage.uri(f) for f in fs])
+                                            [f.rsplit("/", 1)[-1] for f in fs])
              for p, fs in by_part.items()}
     meta = am.clean_metadata(e, None, parts, 0, extra_metadata={"hoodieEtc.removes": what}, policy="KEEP_LATEST_COMMITS")
     cdata = am.write_avro_metadata(am.CLEAN_METADATA, meta)
@@ -349,4 +384,5 @@ def delete_files(storage, config: wc.WriteConfig, rels, delete, *, zone, what: s
     return out
 
 
-__all__ = ["present", "available", "require_writable", "apply", "register_files", "delete_files", "MetadataWriter"]
+__all__ = ["present", "available", "require_writable", "apply", "register_files", "delete_files", "listing",
+           "MetadataWriter"]

@@ -941,13 +941,15 @@ def clean_partition_metadata(
     delete_path_patterns: Iterable[str] | None = None,
     is_partition_deleted: bool = False,
 ) -> dict:
-    """HoodieCleanPartitionMetadata; ``delete_path_patterns`` defaults to success + failed files."""
+    """HoodieCleanPartitionMetadata; ``delete_path_patterns`` defaults to the *names* of the
+    success + failed files, as Java's cleaner records them (``deletePath.getName()``; the
+    metadata table deletes its entries by these names)."""
     ok = _str_list("success_delete_files", success_delete_files)
     failed = _str_list("failed_delete_files", failed_delete_files)
     return {
         "partitionPath": _req_str("partition_path", partition_path, empty_ok=True),
         "policy": _req_str("policy", policy),
-        "deletePathPatterns": ok + failed
+        "deletePathPatterns": [f.rstrip("/").rsplit("/", 1)[-1] for f in ok + failed]
         if delete_path_patterns is None
         else _str_list("delete_path_patterns", delete_path_patterns),
         "successDeleteFiles": ok,
