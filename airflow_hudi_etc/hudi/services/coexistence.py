@@ -389,6 +389,25 @@ def symlinks_allowed(config: TableConfig) -> bool:
 WRITABLE_TABLE_VERSIONS = frozenset({6, 8, 9})
 
 
+def require_reproduced_payload(config: TableConfig) -> None:
+    """Version 6: the payload class in ``hoodie.compaction.payload.class`` decides how Java merges
+    an update with the older value. Only ``OverwriteWithLatestAvroPayload`` and
+    ``DefaultHoodieRecordPayload`` are merged as Java merges them; any other
+    (``PartialUpdateAvroPayload``, ``OverwriteNonDefaultsWithLatestAvroPayload``, the Debezium and
+    AWS DMS payloads, a user's own) is refused (``unsupported_feature``, nothing written): merged
+    as the default, ``execute`` would write values Java keeps into the base file (issue 35 item 1)."""
+    from ..config.properties import DEFAULT_PAYLOAD, OVERWRITE_LATEST_PAYLOAD
+
+    if getattr(config, "layout_version", 1) == 2:  # v8/v9: merge modes, refused by the table config
+        return
+    if config.payload_class not in (OVERWRITE_LATEST_PAYLOAD, DEFAULT_PAYLOAD):
+        raise UnsupportedFeatureError(
+            f"hoodie.compaction.payload.class={config.payload_class}: hudi-etc merges "
+            "OverwriteWithLatestAvroPayload and DefaultHoodieRecordPayload exactly as Java does, and no other "
+            "payload (its merge would differ from Java's, and execute would write that into the base file); "
+            "nothing was written. Let Java compact this table")
+
+
 def check_writable(storage, config: TableConfig) -> None:
     """Refuse, before anything is written, a table a mutating command must not touch."""
     require_no_links_under_meta(storage)
@@ -402,4 +421,5 @@ def check_writable(storage, config: TableConfig) -> None:
         raise UnsupportedTableVersionError(
             f"table version {config.version}: reading is supported, writing v8/v9 is not wired yet "
             f"(this release writes table version {', '.join(map(str, sorted(WRITABLE_TABLE_VERSIONS)))} only)")
+    require_reproduced_payload(config)
     timeline_zone(config)
