@@ -196,7 +196,7 @@ def finish_stale_intents(storage: Storage, config=None, *, only_instant: str | N
             continue
         with heartbeat.hold(storage, it.instant, what="orphan removal"):
             removed += remove_staged(storage, it.staged)
-            done, kept = remove_copies(storage, it.files)
+            done, kept = _remove_copies(storage, config, it)
             removed += done
             remove_temps_of(storage, it.instant, {posixpath.dirname(f) for f, _ in it.files})  # copies in flight
             if kept:
@@ -206,6 +206,22 @@ def finish_stale_intents(storage: Storage, config=None, *, only_instant: str | N
             _drop_guard(storage, it)  # only once slice C holds nothing of ours: it kept slice B till now
             drop(storage, it.instant)
     return removed
+
+
+def _remove_copies(storage: Storage, config, it: Intent) -> tuple[list[str], list[str]]:
+    """:func:`remove_copies` of a dead command's files; on a table with a metadata table (which
+    lists them when the schedule died after registering them, just before its plan became
+    visible) under the table's lock, through a clean instant the metadata table is told of."""
+    from ..hudi.concurrency import jvm_metadata, transaction as commit_path
+
+    if not it.files or not jvm_metadata.present(storage):
+        return remove_copies(storage, it.files)
+    from ..hudi.services.coexistence import timeline_zone
+
+    with commit_path.transaction(storage, what=f"orphan removal {it.instant}") as txn:
+        return jvm_metadata.delete_files(storage, txn.config, [f for f, _ in it.files],
+                                         lambda: remove_copies(storage, it.files), zone=timeline_zone(config),
+                                         what=f"the copies of dead schedule {it.instant}")
 
 
 def _drop_intentless_guards(storage: Storage, config, instant: str) -> None:

@@ -201,3 +201,39 @@ def test_a_lock_left_by_a_killed_process_of_ours_is_taken_at_once(tmp_path):
     ours.unlock()
     lock.write_bytes(b"")  # Java 0.15+'s: no owner, never taken
     assert not ours.try_lock(0) and "no owner recorded" in ours.owner()
+
+
+def test_a_transaction_inside_one_runs_under_its_lock_and_other_threads_still_wait(tmp_path):
+    """A step of a command that holds the lock (unschedule's orphan removal, which may tell the
+    metadata table of a clean) opens its own transaction: it runs under the held lock instead of
+    waiting for itself; another thread still waits for the lock, and after the outer block the
+    lock file is gone."""
+    import threading
+
+    from airflow_hudi_etc.hudi.concurrency.transaction import transaction
+
+    p = str(tmp_path / "t")
+    init_table(p, table_name="t", record_key="id", precombine_field="ts", event_time_field="et")
+    Table(p).configure(hoodie={wc.K_CONCURRENCY_MODE: "optimistic_concurrency_control", wc.K_LOCK_PROVIDER: wc.FILE_SYSTEM,
+                               "hoodie.write.lock.client.num_retries": "1",
+                               "hoodie.write.lock.client.wait_time_ms_between_retry": "100",
+                               "hoodie.write.lock.wait_time_ms": "100"})
+    storage = Storage(p)
+    other: list = []
+
+    def contender():
+        try:
+            with transaction(storage, what="another process"):
+                other.append("took it")
+        except HudiEtcError as e:
+            other.append(e.code)
+
+    with transaction(storage, what="outer"):
+        with transaction(storage, what="inner"):  # no wait: the same thread holds it
+            assert os.path.exists(os.path.join(p, ".hoodie", "lock"))
+        t = threading.Thread(target=contender)
+        t.start()
+        t.join(30)
+        assert os.path.exists(os.path.join(p, ".hoodie", "lock"))  # the inner block did not release it
+    assert other == ["conflict"]
+    assert not os.path.exists(os.path.join(p, ".hoodie", "lock"))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import threading
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
@@ -74,17 +75,32 @@ class Transaction:
         return layout.complete(self.storage, started_on, ts, action, data, zone=zone, now=now)
 
 
+#: the tables whose lock this thread holds (a transaction inside one runs under it)
+_HELD = threading.local()
+
+
 @contextlib.contextmanager
 def transaction(storage, *, what: str, config: wc.WriteConfig | None = None) -> Iterator[Transaction]:
-    """Hold the table's lock (if its writers use one) for the block; see the module docstring."""
+    """Hold the table's lock (if its writers use one) for the block; see the module docstring. A
+    transaction opened while this thread already holds the table's lock (a step of a command
+    that runs under it, e.g. unschedule's orphan removal) runs under that lock."""
     config = config or table_write_config(storage)
+    held_here = _HELD.__dict__.setdefault("tables", set())
+    key = storage.base_uri
+    if key in held_here:
+        yield Transaction(storage, config, what)
+        return
     provider = provider_for(storage, config)
     if provider is None:
         yield Transaction(storage, config, what)
         return
     try:
         with held(provider, config, what=what):
-            yield Transaction(storage, config, what)
+            held_here.add(key)
+            try:
+                yield Transaction(storage, config, what)
+            finally:
+                held_here.discard(key)
     finally:
         provider.close()
 
