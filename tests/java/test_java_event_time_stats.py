@@ -5,7 +5,7 @@ Measured with the harness (tests/support/java_hudi.py; Spark datasource upserts 
   no ``minEventTime``/``maxEventTime`` on any write stat, base file or log — the append and create
   handles take the record's metadata before the payload has read its event time.
 * 1.0.2: none either (``hoodie.write.track.event.time.watermark`` does not exist there).
-* 1.1.1 with ``hoodie.write.track.event.time.watermark=true`` on an EVENT_TIME_ORDERING table:
+* 1.1.1 and 1.2.0 with ``hoodie.write.track.event.time.watermark=true`` on an EVENT_TIME_ORDERING table:
   both the base files' and the logs' stats carry them, in epoch ms (10-digit epoch seconds are
   multiplied by 1000 by Java); the field is ``hoodie.payload.event.time.field`` (a write option,
   else hoodie.properties). Only integers of 10 or 13 digits count: timestamp and string columns
@@ -90,9 +90,10 @@ def plan_of(path):
             plan.extra["hoodie.etc.event.time.source"])
 
 
-@pytest.mark.parametrize("unit", ["ms", pytest.param("s", marks=pytest.mark.slow)])
-def test_java_11_watermark_stats_are_epoch_ms_on_bases_and_logs(java_hudi, tmp_path, unit):
-    path = java_table(java_hudi("1.1"), tmp_path, unit, WATERMARK)
+@pytest.mark.parametrize("line,unit", [("1.1", "ms"), pytest.param("1.1", "s", marks=pytest.mark.slow),
+                                       pytest.param("1.2", "ms", marks=pytest.mark.slow), ("1.2", "s")])
+def test_java_11_watermark_stats_are_epoch_ms_on_bases_and_logs(java_hudi, tmp_path, line, unit):
+    path = java_table(java_hudi(line), tmp_path, unit, WATERMARK)
     got = stats_by_file(path)
     logs = {n: r for n, r in got.items() if ".log." in n}
     bases = {n: r for n, r in got.items() if n.endswith(".parquet")}
@@ -100,9 +101,12 @@ def test_java_11_watermark_stats_are_epoch_ms_on_bases_and_logs(java_hudi, tmp_p
     assert sorted(bases.values()) == [(T0, T0), (T0, T0)]
 
 
-@pytest.mark.parametrize("unit", [pytest.param("ms", marks=pytest.mark.slow), "s"])
-def test_java_11_watermark_table_is_planned_from_write_stats_reading_no_log(java_hudi, tmp_path, monkeypatch, unit):
-    path = java_table(java_hudi("1.1"), tmp_path, unit, WATERMARK)
+@pytest.mark.parametrize("line,unit", [pytest.param("1.1", "ms", marks=pytest.mark.slow), ("1.1", "s"),
+                                       ("1.2", "ms"), pytest.param("1.2", "s", marks=pytest.mark.slow)])
+def test_java_11_watermark_table_is_planned_from_write_stats_reading_no_log(java_hudi, tmp_path, monkeypatch, line,
+                                                                            unit):
+    """Hudi 1.1.1 and 1.2.0 alike (issue 35 item 9: 1.2 records the same per-file stats)."""
+    path = java_table(java_hudi(line), tmp_path, unit, WATERMARK)
     reads = LogReads(monkeypatch)
     ops, source = plan_of(path)
     assert reads.paths == []
