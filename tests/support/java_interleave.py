@@ -97,9 +97,17 @@ class JavaWorld:
         self.rng = random.Random(f"{seed}/{version}/{java.line}")  # 0.14 and 0.15 take other paths
         self.payload = payload or ("overwrite-latest", "event-time-ordering")[seed % 2]
         self.path = tmp_path / f"j{seed}v{version}"
+        # the partition shape, drawn (issue 35): plain folders, hive-style ``region=a``, or url-encoded
+        # hive-style values holding ':' and '/' (``region=x%3Aa``), as Java writes them
+        self.shape = random.Random(f"shape/{seed}/{version}/{java.line}").choice(("plain", "plain", "hive", "urlencode"))
+        self.regions = ("x:a", "y/b", "c") if self.shape == "urlencode" else ("a", "b", "c")
         init_table(str(self.path), table_name=f"j{seed}v{version}", record_key="key", precombine_field="ts",
                    event_time_field="event_time", partition_field="region", table_version=version,
-                   payload=self.payload, java_compaction="off")
+                   payload=self.payload, java_compaction="off", partition_urlencode=self.shape == "urlencode")
+        if self.shape != "plain":
+            from airflow_hudi_etc.hudi.services.coexistence import update_table_properties
+
+            update_table_properties(Storage(str(self.path)), {"hoodie.datasource.write.hive_style_partitioning": "true"})
         # "off", as our init records it: our execute runs whenever chosen, also after Java compacted (the
         # steps are sequential: no Java compaction runs *during* ours, the one case off must exclude)
         self.model: dict[str, dict] = {}
@@ -143,7 +151,7 @@ class JavaWorld:
             self.ts += 1
             late = self.rng.choice([0, 1, 2, 3, 5]) * H + self.rng.randint(0, H // 2)
             out.append({"key": k, "ts": self.ts, "event_time": self.clock - late, "value": float(self.ts),
-                        "note": "x", "region": "abc"[int(k[1:]) % 3]})
+                        "note": "x", "region": self.regions[int(k[1:]) % 3]})
         return out
 
     def java_keys(self) -> set:
@@ -260,7 +268,7 @@ class JavaWorld:
                 f"{[(k, got[k]) for k in extra[:8]]}, wrong {[(k, got[k], want[k]) for k in wrong[:8]]}")
 
     def where(self) -> str:
-        return (f"seed {self.seed} v{self.version} Hudi {self.java.line} {self.payload}, step {self.steps}; "
+        return (f"seed {self.seed} v{self.version} Hudi {self.java.line} {self.payload} {self.shape}, step {self.steps}; "
                 f"steps: {self.log}")
 
     # ------------------------------------------------------------ our side
