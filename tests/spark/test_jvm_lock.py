@@ -81,3 +81,36 @@ def test_a_provider_only_hudi_has_is_taken_in_the_driver_jvm(tmp_path, bundle, m
     res = run_job(["write", "--path", p, "--input", batch, "--engine", "spark"], master="local[1]",
                   conf={"spark.jars": bundle})
     assert res["inserts"] == 2
+
+
+@pytest.mark.java
+def test_a_spark_job_keeps_javas_metadata_table_exact(tmp_path, bundle, java_hudi):
+    """The operators' way (issue 34): spark-submit of ``write --engine spark`` with the 1.1.1 bundle
+    in ``spark.jars`` on a table Java 1.1 made with its defaults (metadata table on, column and
+    partition stats): Hudi's metadata writer in the job's driver registers our files; Hudi's own
+    listing (Java's procedures) then equals storage and Java's read through it holds our rows.
+    The same write without the JVM is refused, nothing written."""
+    java = java_hudi("1.1")
+    p = str(tmp_path / "m")
+    java.upsert(p, [{"id": "a", "ts": 1, "et": 1_700_000_000_000, "v": 1.0}], schema="id string, ts bigint, et bigint, v double",
+                options={"hoodie.table.name": "m", "hoodie.datasource.write.recordkey.field": "id",
+                         "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "",
+                         "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.NonpartitionedKeyGenerator",
+                         "hoodie.metadata.enable": "true"})
+    assert "column_stats" in (Path(p) / ".hoodie" / "hoodie.properties").read_text()
+    Table(p).configure(timeline_zone="UTC", java_compaction="off")
+    batch = tmp_path / "mb.parquet"
+    pq.write_table(pa.table({"id": ["a", "b"], "ts": [2, 1], "et": [1_700_000_000_000] * 2, "v": [2.0, 3.0]}), batch)
+    with pytest.raises(HudiEtcError) as e:
+        Table.open(p).write(pq.read_table(batch))
+    assert e.value.code == "metadata_table_present" and "Spark-hosted" in str(e.value)
+    res = run_job(["write", "--path", p, "--input", str(batch), "--engine", "spark"], master="local[1]",
+                  conf={"spark.jars": bundle})
+    assert res["updates"] == 1 and res["inserts"] == 1
+    md = java.metadata_files(p)
+    on_disk = sorted(f.name for f in Path(p).iterdir() if f.is_file() and not f.name.endswith(".crc")
+                     and (f.name.endswith(".parquet") or ".log." in f.name))
+    assert md["differences"] == [] and sorted(md["partitions"][""] if "" in md["partitions"] else
+                                              md["partitions"].get(".", [])) == on_disk, (md, on_disk)
+    rows = java.read(p, options={"hoodie.metadata.enable": "true", "hoodie.enable.data.skipping": "true"})
+    assert sorted((r["id"], r["v"]) for r in rows) == [("a", 2.0), ("b", 3.0)]
