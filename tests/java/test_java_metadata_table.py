@@ -4,8 +4,9 @@ keep the MDT exact, judged by Hudi's own code.
 
 Java writes with ``hoodie.metadata.enable`` at its default (on; 1.1/1.2 Spark writers add
 column and partition stats); our ``write``, ``schedule`` (the copies in slice C are registered
-through an empty deltacommit before the plan is visible), ``execute``, ``clean`` and
-``rollback`` run next to it; Java writes into slice C while the plan is pending. After each step:
+through an empty deltacommit before the plan is visible), ``execute``, ``unschedule``, ``clean``
+and ``validate`` run next to it; Java writes into slice C while a plan is pending and executes
+one of our plans. After each step:
 Hudi's ``show_metadata_table_files`` lists exactly the files a storage listing of the committed
 file slices holds (and ``validate_metadata_table_files`` finds no difference), Java's reads
 through the MDT (with data skipping on and a filter) equal its reads listing storage, hudi-rs and
@@ -121,6 +122,17 @@ def test_our_commands_keep_javas_metadata_table_exact(java_hudi, tmp_path, line,
     # our cleaner (the table's writers are single-writer here): its deletes reach the MDT
     cleaned = _ok(java.etc("clean", "--path", path, "--retain-commits", "1"), "clean")
     assert cleaned["files_deleted"] > 0, cleaned
+    _check_mdt(java, path, model)
+    # Java's compactor executes a plan of ours: it registers its base files only; the copies are
+    # in the MDT since D
+    java.upsert(path, [row("k3", 3, 11, 32, "la")], options=MDT_ON)
+    model["k3"] = 32.0
+    sched = _ok(java.etc("schedule", "--path", path, "--data-latency", "0s", "--compaction-time",
+                         "2026-01-01T10:00:00Z", "--event-time-field", "event_time"), "schedule")
+    assert sched["reason"] == "scheduled", sched
+    java.run_compaction(path, sched["instant"], options=MDT_ON)
+    assert os.path.exists(f"{path}/.hoodie/{sched['instant']}.commit") or any(
+        n.startswith(sched["instant"] + "_") and n.endswith(".commit") for n in os.listdir(f"{path}/.hoodie/timeline"))
     _check_mdt(java, path, model)
     # validate reads the MDT with Hudi's reader (Spark-hosted) and finds it equal to storage ...
     v = _ok(java.etc("validate", "--path", path), "validate")
