@@ -157,11 +157,13 @@ def _check_metadata_table(storage: Storage, tl, compactions: Mapping, found: _Fi
     return True
 
 
-def _data_file_instant(name: str) -> str:
+def _data_file_instant(name: str) -> str | None:
     """The instant a data file is named with (a base file's commit; a log's base or writing instant)."""
-    if name.endswith(".parquet"):
-        return name[:-len(".parquet")].rsplit("_", 1)[-1]
-    return name.lstrip(".").split(".log.", 1)[0].rsplit("_", 1)[-1]
+    base = parse_base_file_name(name)
+    if base is not None:
+        return base.instant
+    log = lf.parse_log_file_name(name)
+    return log.base_instant if log is not None else None
 
 
 def _check_plans_and_links(table: HudiTable, storage: Storage, compactions: Mapping, found: _Findings) -> None:

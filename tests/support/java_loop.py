@@ -306,12 +306,17 @@ class LoopWorld(JavaWorld):
                 "schedule_waits": [round(w, 1) for w in self.schedule_waits]}
 
 
-def _file_instant(name: str) -> str:
+def _file_instant(name: str) -> str | None:
     """The instant a data file is named with: a base file's commit, a log's base (v6) or
-    writing (v8/v9) instant."""
-    if name.endswith(".parquet"):
-        return name[:-len(".parquet")].rsplit("_", 1)[-1]
-    return name.lstrip(".").split(".log.", 1)[0].rsplit("_", 1)[-1]
+    writing (v8/v9) instant (Hudi's name rules, hudi/file_group/fsview.py and logformat/names.py)."""
+    from airflow_hudi_etc.hudi.file_group.fsview import parse_base_file_name
+    from airflow_hudi_etc.hudi.logformat.names import parse_log_file_name
+
+    base = parse_base_file_name(name)
+    if base is not None:
+        return base.instant
+    log = parse_log_file_name(name)
+    return log.base_instant if log is not None else None
 
 
 __all__ = ["LoopWorld", "OCC", "JAVA_LOOP_OPTS"]

@@ -43,8 +43,18 @@ _FACTORY_1X = "org.apache.hudi.metadata.SparkMetadataWriterFactory"
 _WRITER_0X = "org.apache.hudi.metadata.SparkHoodieBackedTableMetadataWriter"
 
 
-def _split(v) -> tuple[str, ...]:
+def split_partitions(v) -> tuple[str, ...]:
+    """A comma-separated list of metadata-table partitions (``hoodie.properties``)."""
     return tuple(p.strip() for p in str(v or "").split(",") if p.strip())
+
+
+def folder_exists(storage) -> bool:
+    """Is there a ``.hoodie/metadata`` folder (initialised or not)?"""
+    if storage.is_local:
+        import os
+
+        return os.path.isdir(storage.full(MDT_DIR))
+    return bool(storage.list_dirs(MDT_DIR) or storage.list(MDT_DIR)) or storage.exists(MDT_DIR)
 
 
 def _props(storage) -> dict:
@@ -56,8 +66,8 @@ def _props(storage) -> dict:
 def present(storage, props: dict | None = None) -> bool:
     """Does the table have a metadata table (listed partitions, inflight ones, or the folder)?"""
     props = _props(storage) if props is None else props
-    return bool(_split(props.get(K_PARTITIONS)) or _split(props.get(K_INFLIGHT)) or storage.exists(
-        f"{MDT_DIR}/.hoodie/hoodie.properties") or storage.list_dirs(MDT_DIR))
+    return bool(split_partitions(props.get(K_PARTITIONS)) or split_partitions(props.get(K_INFLIGHT))
+                or folder_exists(storage))
 
 
 def available() -> bool:
@@ -77,7 +87,7 @@ def _bundle_version() -> str:
 def require_writable(storage, props: dict) -> None:
     """Refuse (``metadata_table_present``), before anything is written, a table with a metadata
     table this run cannot keep exact; pass a table without one."""
-    parts, inflight = _split(props.get(K_PARTITIONS)), _split(props.get(K_INFLIGHT))
+    parts, inflight = split_partitions(props.get(K_PARTITIONS)), split_partitions(props.get(K_INFLIGHT))
     if not present(storage, props):
         return
     if not available():
@@ -119,7 +129,7 @@ class MetadataWriter:
         tp = jvm.org.apache.hudi.common.config.TypedProperties()
         for k, v in config.conf.items():
             tp.setProperty(k, str(v))
-        parts = set(_split(props.get(K_PARTITIONS)))
+        parts = set(split_partitions(props.get(K_PARTITIONS)))
         settings = {"hoodie.base.path": base, "hoodie.table.name": props.get("hoodie.table.name", ""),
                     "hoodie.metadata.enable": "true", "hoodie.embed.timeline.server": "false",
                     **{flag: "true" if p in parts else "false" for p, flag in _INDEX_FLAGS.items()}}
@@ -259,6 +269,18 @@ def _avro_commit_to_json(data: bytes) -> dict:
     return out
 
 
+def _update(storage, config: wc.WriteConfig, props: dict, instant: str, fn, what: str) -> None:
+    """Open Hudi's metadata writer for ``instant``, run ``fn(writer)``, close it; Java's refusal
+    is a ``metadata_table_present`` error naming ``what`` (the data instant stays uncompleted)."""
+    w = MetadataWriter(storage, config, props, instant)
+    try:
+        fn(w)
+    except Exception as e:  # noqa: BLE001 - Java's refusal
+        raise MetadataTablePresentError(f"Hudi's metadata writer refused {what}: {_java_causes(e)}") from None
+    finally:
+        w.close()
+
+
 def apply(storage, config: wc.WriteConfig, action: Action, instant: str, data: bytes) -> bool:
     """Apply instant ``instant`` of ours (``action``, its completed bytes) to the table's MDT, if
     it has one; True when applied. Called by the commit path before the instant completes."""
@@ -268,20 +290,9 @@ def apply(storage, config: wc.WriteConfig, action: Action, instant: str, data: b
     if not present(storage, props):
         return False
     require_writable(storage, props)
-    w = MetadataWriter(storage, config, props, instant)
-    try:
-        try:
-            if action is Action.CLEAN:
-                w.clean(data)
-            elif action is Action.ROLLBACK:
-                w.rollback(data)
-            else:
-                w.commit(data)
-        except Exception as e:  # noqa: BLE001 - Java's refusal: the instant stays uncompleted
-            raise MetadataTablePresentError(f"Hudi's metadata writer refused {action.value} {instant}: "
-                                            f"{_java_causes(e)}") from None
-    finally:
-        w.close()
+    update = {Action.CLEAN: MetadataWriter.clean, Action.ROLLBACK: MetadataWriter.rollback}.get(
+        action, MetadataWriter.commit)
+    _update(storage, config, props, instant, lambda w: update(w, data), f"{action.value} {instant}")
     return True
 
 
@@ -321,15 +332,8 @@ def register_files(storage, config: wc.WriteConfig, files: list[tuple[str, str, 
     req = layout.instant(tl, d, Action.DELTA_COMMIT, State.REQUESTED)
     storage.create_if_absent(req.path(), b"")
     storage.create_if_absent(req.path(State.INFLIGHT), layout.commit_data(tl, empty))
-    w = MetadataWriter(storage, config, props, d)
-    try:
-        try:
-            w.commit(json.dumps(listed.to_json()).encode("utf-8"))
-        except Exception as e:  # noqa: BLE001
-            raise MetadataTablePresentError(f"Hudi's metadata writer refused the files of {what} (at {d}): "
-                                            f"{_java_causes(e)}") from None
-    finally:
-        w.close()
+    _update(storage, config, props, d, lambda w: w.commit(json.dumps(listed.to_json()).encode("utf-8")),
+            f"the files of {what} (at {d})")
     layout.complete(storage, tl, d, Action.DELTA_COMMIT, layout.commit_data(tl, empty), zone=zone)
     return d
 
@@ -371,18 +375,10 @@ def delete_files(storage, config: wc.WriteConfig, rels, delete, *, zone, what: s
              for p, fs in by_part.items()}
     meta = am.clean_metadata(e, None, parts, 0, extra_metadata={"hoodieEtc.removes": what}, policy="KEEP_LATEST_COMMITS")
     cdata = am.write_avro_metadata(am.CLEAN_METADATA, meta)
-    w = MetadataWriter(storage, config, props, e)
-    try:
-        try:
-            w.clean(cdata)
-        except Exception as ex:  # noqa: BLE001
-            raise MetadataTablePresentError(f"Hudi's metadata writer refused the removal of {what} (clean {e}): "
-                                            f"{_java_causes(ex)}") from None
-    finally:
-        w.close()
+    _update(storage, config, props, e, lambda w: w.clean(cdata), f"the removal of {what} (clean {e})")
     layout.complete(storage, tl, e, Action.CLEAN, cdata, zone=zone)
     return out
 
 
-__all__ = ["present", "available", "require_writable", "apply", "register_files", "delete_files", "listing",
+__all__ = ["present", "available", "split_partitions", "folder_exists", "require_writable", "apply", "register_files", "delete_files", "listing",
            "MetadataWriter"]

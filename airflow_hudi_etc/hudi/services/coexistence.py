@@ -41,9 +41,8 @@ from ..etc_keys import EXCLUSIVE_CLEANER, TIMELINE_ZONE as K_TIMELINE_ZONE
 from ..errors import InvalidInputError, InvalidPropertiesError, MetadataTablePresentError, UnsupportedFeatureError
 from ..config.properties import BACKUP_FILE, PROPERTIES_FILE, TableConfig, dumps, loads, read_table_properties
 
-MDT_DIR = ".hoodie/metadata"
-K_MDT_PARTITIONS = "hoodie.table.metadata.partitions"
-K_MDT_INFLIGHT = "hoodie.table.metadata.partitions.inflight"
+from ..concurrency.jvm_metadata import K_INFLIGHT as K_MDT_INFLIGHT, K_PARTITIONS as K_MDT_PARTITIONS, MDT_DIR
+from ..concurrency.jvm_metadata import folder_exists, split_partitions
 K_TIMEZONE = "hoodie.table.timeline.timezone"
 K_KEYGEN = "hoodie.table.keygenerator.class"
 K_KEYGEN_TYPE = "hoodie.table.keygenerator.type"
@@ -71,19 +70,9 @@ class MetadataTableState:
                 "inflight_partitions": list(self.inflight), "folder": self.folder}
 
 
-def _split(v: str | None) -> tuple[str, ...]:
-    return tuple(p.strip() for p in (v or "").split(",") if p.strip())
-
-
 def metadata_table_state(storage, config: TableConfig) -> MetadataTableState:
-    return MetadataTableState(_split(config.raw.get(K_MDT_PARTITIONS)), _split(config.raw.get(K_MDT_INFLIGHT)),
-                              _folder_exists(storage))
-
-
-def _folder_exists(storage) -> bool:
-    if storage.is_local:
-        return os.path.isdir(storage.full(MDT_DIR))
-    return bool(storage.list_dirs(MDT_DIR) or storage.list(MDT_DIR)) or storage.exists(MDT_DIR)
+    return MetadataTableState(split_partitions(config.raw.get(K_MDT_PARTITIONS)),
+                              split_partitions(config.raw.get(K_MDT_INFLIGHT)), folder_exists(storage))
 
 
 def require_no_links_under_meta(storage) -> None:
