@@ -24,12 +24,14 @@ from __future__ import annotations
 import random
 import threading
 import time
+import uuid
 from pathlib import Path
 
 from airflow_hudi_etc.api import Table
 from airflow_hudi_etc.hudi.services import crash
 from airflow_hudi_etc.hudi.errors import HudiEtcError
 from airflow_hudi_etc.hudi.storage import Storage
+from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
 from airflow_hudi_etc.hudi.timeline.active import State
 from batches import DATA_COLS
 from java_hudi import JavaHudiError
@@ -53,6 +55,8 @@ JAVA_LOOP_OPTS = {**JAVA_OPTS, **OCC, "hoodie.write.lock.client.num_retries": "1
 #: and its write handle: Java's merge handle then finds no base file in the file group's latest
 #: slice (NoSuchElementException "FileID ... does not exist"; Java's own async compaction
 #: scheduling meets the same)
+#: an option Hudi's Spark writer copies into the commit's extraMetadata (its key prefix is "_")
+WRITE_ID = "_hudi_etc_loop_write"
 JAVA_REFUSALS = {"HoodieWriteConflictException": "java_conflict", "HoodieLockException": "java_lock_timeout",
                  "does not exist": "java_write_failed_plan_appeared"}
 
@@ -79,6 +83,7 @@ class LoopWorld(JavaWorld):
         self.best: dict[str, float] = {}  # key -> the ts of its committed row in the model
         self.java_waits: list[float] = []
         self.schedule_waits: list[float] = []
+        self.write_id_seen = False
 
     # ------------------------------------------------------------ the model
     def rows(self, n_new: int, n_upd: int, *, reinsert: bool = True, java: bool = False) -> list[dict]:
@@ -112,15 +117,41 @@ class LoopWorld(JavaWorld):
                     out.append(("java_compact_refused", self._refusal(e)))
             else:
                 rows = self.rows(self.loop_rng.randint(0, 2), self.loop_rng.randint(1, 4), java=True)
+                # Hudi copies options that start with its commit-metadata prefix ("_") into the
+                # commit's extraMetadata: a failed write is known committed or not by the timeline
+                write_id = f"loop-{uuid.uuid4().hex}"
                 t0 = time.monotonic()
                 try:
-                    self.java.upsert(self.path, rows, schema=JAVA_DDL, options=self.java_opts)
+                    self.java.upsert(self.path, rows, schema=JAVA_DDL,
+                                     options={**self.java_opts, WRITE_ID: write_id})
                     self.applied(rows)
                     out.append(("java_upsert", len(rows)))
+                    if not self.write_id_seen:  # once a world: the timeline does show a Java write's id
+                        assert self.committed(write_id), f"{write_id} not in the extraMetadata of any commit"
+                        self.write_id_seen = True
                 except JavaHudiError as e:
-                    out.append((self._refusal(e), len(rows)))
+                    refusal = self._refusal(e)
+                    if self.committed(write_id):
+                        # refused after its commit completed (a lock not taken for the clean or
+                        # the archiver Java runs after each commit): the rows are in the table
+                        self.applied(rows)
+                        refusal = f"{refusal}_after_commit"
+                        self.counts[refusal] = self.counts.get(refusal, 0) + 1
+                    out.append((refusal, len(rows)))
                 self.java_waits.append(time.monotonic() - t0)
             stop.wait(self.loop_rng.uniform(0.0, 1.0))
+
+    def committed(self, write_id: str) -> bool:
+        """Whether a completed write instant carries ``write_id`` in its extraMetadata."""
+        table = HudiTable.load(str(self.path))
+        for inst in list(reversed(table.timeline.completed_writes))[:30]:
+            try:
+                extra = table.commit_metadata(inst).get("extraMetadata") or {}
+            except HudiEtcError:  # archived or cleaned since the listing: not this step's write
+                continue
+            if extra.get(WRITE_ID) == write_id:
+                return True
+        return False
 
     def _refusal(self, e: JavaHudiError) -> str:
         for cls, name in JAVA_REFUSALS.items():
