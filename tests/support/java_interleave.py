@@ -58,12 +58,12 @@ JAVA_DDL = "key string, ts bigint, event_time bigint, value double, note string,
 #: our crash points per command, with the hit to die at (per-file points: the first or second)
 CRASHES = {
     "write": ["write.after-requested@1", "write.after-inflight@1", "write.after-file@1", "write.after-file@2",
-              "write.before-commit@1"],
+              "write.before-commit@1", "commit.after-metadata@1"],
     "schedule": ["schedule.before-links@1", "schedule.after-staged@1", "schedule.after-link@1", "schedule.after-link@2",
                  "schedule.before-plan@1", "schedule.after-aux-plan@1", "schedule.after-guard@1"],  # (v6 only: not hit on 8/9)
     "execute": ["execute.after-inflight@1", "execute.mid-base-file@1", "execute.after-base-file@1",
                 "execute.after-base-file@2", "execute.after-split-log@1", "execute.after-split-log@2",
-                "execute.before-commit@1"],
+                "execute.before-commit@1", "commit.after-metadata@1"],
     "rollback": ["rollback.after-file-removed@1", "rollback.after-file-removed@2", "rollback.before-inflight-removed@1"],
     "unschedule": ["unschedule.after-requested-removed@1"],
     "clean": ["clean.after-requested@1", "clean.after-inflight@1", "clean.after-delete@1", "clean.after-delete@2",
