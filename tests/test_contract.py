@@ -19,7 +19,7 @@ from airflow_hudi_etc.spark.jobs import parse_job_argv
 def test_the_cli_has_a_function_for_every_command_and_no_other():
     sub = next(a for a in contract.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     assert set(sub.choices) == set(COMMANDS) == set(HANDLERS)
-    # the commands the README documents, as fixed values
+    # the commands docs/cli.md documents, as fixed values
     assert set(COMMANDS) == {"init", "configure", "drop-metadata-table", "write", "read", "status", "report", "schedule", "execute",
                              "rollback", "unschedule", "clean", "show-plan", "reset-threshold", "validate", "repair-instant",
                              "pack-env", "py-files", "sync-catalog"}
