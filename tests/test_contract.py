@@ -6,6 +6,7 @@ is tested in test_airflow_operators.py)."""
 from __future__ import annotations
 
 import argparse
+import re
 
 import pytest
 
@@ -14,6 +15,7 @@ from airflow_hudi_etc.cli import HANDLERS
 from airflow_hudi_etc.contract import COMMANDS, job_argv, read_result, split_job_argv, to_argv, unwrap, write_result
 from airflow_hudi_etc.hudi.errors import ArgumentError, TableNotFoundError, error_envelope
 from airflow_hudi_etc.spark.jobs import parse_job_argv
+from paths import REPO
 
 
 def test_the_cli_has_a_function_for_every_command_and_no_other():
@@ -25,6 +27,13 @@ def test_the_cli_has_a_function_for_every_command_and_no_other():
                              "pack-env", "py-files", "sync-catalog"}
     assert {c.name for c in COMMANDS.values() if c.spark} == {"write", "schedule", "execute", "rollback", "unschedule",
                                                               "clean", "sync-catalog"}
+
+
+def test_the_command_line_manual_shows_every_command_and_no_other():
+    """docs/cli.md's synopsis has a line ``hudi-etc <command> ...`` for each command."""
+    synopsis = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    shown = re.findall(r"^hudi-etc ([a-z-]+)", synopsis, flags=re.M)
+    assert set(shown) == set(COMMANDS), set(shown) ^ set(COMMANDS)
 
 
 def test_fixed_argv():
