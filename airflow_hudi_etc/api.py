@@ -8,8 +8,8 @@
 
 Every method returns a frozen dataclass (or an Arrow table) and raises the typed errors of
 :mod:`airflow_hudi_etc.hudi.errors`; nothing is written when one is raised. The CLI, the Spark
-jobs and the Airflow operators call the same functions this object calls. README's "Python API"
-section has runnable examples (run as doctests by the tests).
+jobs and the Airflow operators call the same functions this object calls. docs/python-api.md has
+runnable examples (run as doctests by the tests).
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ class Compaction:
     def schedule(self, data_latency: str | timedelta | float, *, compaction_time: str | datetime | None = None,
                  link_mode: str = "auto", exact_split: bool = False, event_time_field: str | None = None,
                  engine=None) -> ScheduleResult:
-        """Plan a compaction of everything up to ``compaction_time − data_latency`` (see README).
+        """Plan a compaction of everything up to ``compaction_time − data_latency`` (docs/concepts.md, "schedule").
         ``data_latency``: ``"2h"``/``"PT2H"``, a ``timedelta`` or seconds; ``compaction_time``: ISO-8601
         or a ``datetime`` (naive: UTC), default now."""
         from .compaction.scheduling import schedule
@@ -220,7 +220,7 @@ class Table:
         inline/async compaction executes the plans), ``None``: nothing recorded, as on a table Java
         created (our execute is refused until ``configure(java_compaction=...)``).
         ``partition_urlencode``: partition values stored escaped as Hudi does
-        (``hoodie.datasource.write.partitionpath.urlencode=true``; README "Writing")."""
+        (``hoodie.datasource.write.partitionpath.urlencode=true``; docs/operations.md, "Partition values")."""
         from .hudi.write.writer import init_table
 
         t = cls(path, storage_options=storage_options)

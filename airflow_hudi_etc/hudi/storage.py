@@ -32,7 +32,8 @@ How write-once is made atomic, per store (:attr:`Storage.atomic_create` says whi
 * Any other fsspec store: existence check, then a put. Not atomic between two writers, so the
   **single-writer rule** applies: at most one process may write to the table's timeline at a time
   (one writer and one compaction service, as Hudi's own single-writer mode; the compaction
-  commands already re-list the timeline before they publish, see the README).
+  commands already re-list the timeline before they publish: docs/concepts.md, "Retries and
+  racing schedulers").
 
 **Links are never followed out of the table by a change.** Locally, every create, replace,
 delete, rename target and folder made or removed is refused with :class:`UnsafePathError` when a

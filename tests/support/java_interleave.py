@@ -156,7 +156,7 @@ class JavaWorld:
 
     def java_keys(self) -> set:
         """The live keys Java's bloom/simple index finds: those in a base file (the last RO read).
-        README, exact split: a key an exact split keeps in logs only is not found, and Java
+        docs/concepts.md, exact split: a key an exact split keeps in logs only is not found, and Java
         inserts it again (a duplicate, seen here: v9 seed 0) or drops its delete."""
         return set(self.model) & self.ro_keys
 
@@ -494,10 +494,10 @@ class JavaWorld:
     def java_write(self, write) -> tuple:
         """Run a Java write; Java's own refusal of a failed write with a commit after it (Java 1.x
         compacts past its killed write, then its eager rollback says ``Found commits after time``:
-        test_java_findings.py::test_java_1x_compacts_past_its_killed_write_…) is repaired as README
-        tells users: validate names it ``stuck-write``, our ``rollback --instant`` removes it, and
-        the write runs again. Returns what the write returned and what was repaired, for the
-        step's line."""
+        test_java_findings.py::test_java_1x_compacts_past_its_killed_write_…) is repaired as
+        docs/java-writers.md tells users: validate names it ``stuck-write``, our ``rollback
+        --instant`` removes it, and the write runs again. Returns what the write returned and what
+        was repaired, for the step's line."""
         try:
             return write(), ""
         except (JavaHudiError, JavaHudiHarnessError) as e:
