@@ -1,4 +1,5 @@
-"""Imports point one way: hudi ← compaction ← {contract, api, cli} ← {spark side, Airflow side}.
+"""Imports point one way: hudi ← compaction ← {contract, api} ← commands ← spark side ← cli, and
+{contract, api} ← Airflow side.
 
 Read from the source with ``ast`` (lazy imports inside functions count too), so a layer cannot
 reach upwards even on a path no test exercises.
@@ -26,9 +27,12 @@ LAYERS = {
     # the one contract (CLI ↔ Spark job ↔ operators): errors only
     "contract.py": ({"hudi"}, set(), {"airflow", "pyspark"}),
     "api.py": ({"hudi", "compaction", "report"}, set(), {"airflow", "pyspark"}),
+    # the command handlers (argv → API call → result), run by the CLI and the Spark job alike:
+    # below both, so neither the Spark room nor the CLI
+    "commands.py": ({"hudi", "contract", "api", "report"}, set(), {"airflow", "pyspark"}),
     "cli.py": (None, AIRFLOW_SIDE, {"airflow", "pyspark"}),
-    # the Spark side never imports the Airflow side
-    "spark": (None, AIRFLOW_SIDE, {"airflow"}),
+    # the Spark side never imports the Airflow side, nor the CLI (it runs the handlers of commands.py)
+    "spark": (None, AIRFLOW_SIDE | {"cli"}, {"airflow"}),
 }
 
 
@@ -109,6 +113,18 @@ def test_the_checker_sees_the_compaction_layer_reach_into_spark():
         f.unlink()
     allowed = LAYERS["compaction"][0]
     assert {n for k, n in got if k == "internal"} - allowed == {"spark", "hooks"}
+
+
+def test_the_checker_sees_the_spark_room_reach_into_the_cli():
+    """The test can fail: a job running a command through the CLI (instead of the handlers of
+    ``commands.py``) is reported."""
+    f = PKG / "spark" / "_layer_probe.py"
+    f.write_text("def f():\n    from airflow_hudi_etc.cli import run_command\n")
+    try:
+        got = _imports(f)
+    finally:
+        f.unlink()
+    assert ("internal", "cli") in got and "cli" in LAYERS["spark"][1]
 
 
 # ------------------------------------------------------------------------ no import circles
