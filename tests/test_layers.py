@@ -1,5 +1,5 @@
 """Imports point one way: hudi ← compaction ← {contract, api} ← commands ← spark side ← cli, and
-{contract, api} ← Airflow side.
+{contract, api} ← Airflow side, which reads tables through the public ``Table`` API alone.
 
 Read from the source with ``ast`` (lazy imports inside functions count too), so a layer cannot
 reach upwards even on a path no test exercises.
@@ -225,6 +225,43 @@ def test_the_circle_checker_sees_a_circle():
     assert graph[hudi + "a"] == {hudi + "b", "airflow_hudi_etc.hudi.errors"}
     found = _cycles(graph)
     assert [hudi + "a", hudi + "b"] in found and [comp + "d", hudi + "c"] in found
+
+
+# ------------------------------------------------------ the Airflow side reads through Table
+#: the modules of the package the Airflow side may import besides its own: the public table API
+#: (``api``, and ``Table`` from the package's top level), the contract (argv, result file, the
+#: settings passed to a job), the public error types, and the Spark room's spark-submit plumbing
+AIRFLOW_PUBLIC = {"airflow_hudi_etc", "airflow_hudi_etc.api", "airflow_hudi_etc.contract",
+                  "airflow_hudi_etc.hudi.errors"}
+AIRFLOW_PUBLIC_ROOMS = ("airflow_hudi_etc.spark",)
+
+
+def _airflow_side_violations(graph: dict[str, set[str]]) -> list[str]:
+    def under(mod: str, roots) -> bool:
+        return any(mod == r or mod.startswith(r + ".") for r in roots)
+
+    side = tuple(f"airflow_hudi_etc.{n}" for n in AIRFLOW_SIDE)
+    return [f"{mod} imports {d}" for mod, deps in sorted(graph.items()) if under(mod, side)
+            for d in sorted(deps) if not (under(d, side) or d in AIRFLOW_PUBLIC or under(d, AIRFLOW_PUBLIC_ROOMS))]
+
+
+def test_the_airflow_side_reads_tables_only_through_the_public_api():
+    assert _airflow_side_violations(_module_graph()) == []
+
+
+def test_the_checker_sees_the_airflow_side_reach_into_the_compaction_service():
+    """The test can fail: a sensor importing the trigger module (not ``Table``), or a hook type
+    checked against the Hudi layer's table, is reported; the public modules are not."""
+    f = PKG / "sensors" / "_layer_probe.py"
+    f.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..hudi.table.hudi_table import HudiTable\n"
+                 "def f():\n    from ..compaction.trigger import last_threshold\n    from ..api import Table\n"
+                 "    from ..hudi import errors\n    from ..spark.shipping import package_zip\n")
+    try:
+        bad = _airflow_side_violations(_module_graph())
+    finally:
+        f.unlink()
+    assert bad == ["airflow_hudi_etc.sensors._layer_probe imports airflow_hudi_etc.compaction.trigger",
+                   "airflow_hudi_etc.sensors._layer_probe imports airflow_hudi_etc.hudi.table.hudi_table"], bad
 
 
 # ------------------------------------------------------------------ rooms of hudi/

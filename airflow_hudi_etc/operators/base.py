@@ -16,7 +16,6 @@ then killed. :func:`emit_gauges` sends the operators' metrics to Airflow's ``Sta
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -276,9 +275,9 @@ class HudiEtcSparkJobOperator(BaseOperator):
             k: v for k, v in kwargs.items() if k in ("deploy_mode", "spark_binary")}), "_connection", None) or {}
         user_env = {str(k): str(v) for k, v in (self.env_vars or {}).items()}
         if self.hoodie_conf:  # checked here: a key that is no Hudi write setting fails the task before submitting
-            from ..hudi.concurrency.write_config import ENV_CONF, check_keys
+            from ..contract import hoodie_conf_env
 
-            user_env[ENV_CONF] = json.dumps(check_keys(self.hoodie_conf, "hoodie_conf"))
+            user_env.update(hoodie_conf_env(self.hoodie_conf, "hoodie_conf"))
         s = submit_settings(resolved.get("master"), deploy_mode=resolved.get("deploy_mode"),
                             conf={str(k): str(v) for k, v in conf.items()}, env={**os.environ, **user_env},
                             py_files=self.py_files)
@@ -384,9 +383,6 @@ class HudiEtcSparkJobOperator(BaseOperator):
         hook = self._spark_hook
         if hook is not None:
             hook.on_kill()
-
-    def _table_tag(self, table) -> str | None:
-        return self.table_tag or getattr(getattr(table, "config", None), "name", None)
 
 
 __all__ = ["HudiEtcSparkJobOperator", "ProcessGroupSparkSubmitHook", "emit_gauges", "job_script", "none_if_empty"]

@@ -133,9 +133,6 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
 
     @fail_fast
     def execute(self, context: Context) -> dict:
-        from ..compaction.execution import execute as execute_locally
-        from ..compaction.java_compaction import check_execute
-        from ..hooks.hudi import compaction_state
         from ..hudi.errors import InvalidTimelineError
 
         assets, aliases = self._asset_outlets()
@@ -146,17 +143,17 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
             self.log.info("nothing to execute: this run scheduled no compaction (%s)", source)
             result = {"instant": None, "status": "nothing to execute", "spark_submitted": False}
         else:
-            state = compaction_state(table, instant)
+            state = table.compaction.state(instant)
             self.log.info("compaction %s (%s) is %s", instant, source, state)
             if state is None:
                 raise InvalidTimelineError(f"no compaction {instant} on the timeline of {self.table_path}")
             if state == "completed":  # a retry after the commit: report it, nothing to run
-                result = {**execute_locally(table.storage, instant=instant), "spark_submitted": False}
+                result = {**table.compaction.execute(instant).as_dict(), "spark_submitted": False}
             elif wait_for_java(self, table):  # Java's compaction executes it: wait for its commit, verify it
-                result = {**await_java_execution(table.storage, instant, self.java_wait_seconds,
+                result = {**await_java_execution(table, instant, self.java_wait_seconds,
                                                  self.java_poke_seconds, log=self.log), "spark_submitted": False}
             else:  # refused here, typed, before a job is submitted: Java compacts, or nobody recorded whether
-                check_execute(table)
+                table.compaction.check_execute()
                 result = self.run_job(self.job_argv(instant=instant), context)
         result["instant_source"] = source
         fresh = hook.metrics(self.table_path)
@@ -187,23 +184,21 @@ class ExecuteCompactionOperator(HudiEtcSparkJobOperator):
 
 # ---- "Java executes our plans" ------------------------------------------------------------------
 def wait_for_java(op: "ExecuteCompactionOperator", table) -> bool:
-    """Whether the execute task lets Java's compaction execute the plan (see ``java_executes``)."""
-    from ..compaction.java_compaction import java_compacts
+    """Whether the execute task lets Java's compaction execute the plan (see ``java_executes``);
+    ``table``: an :class:`airflow_hudi_etc.api.Table`."""
+    return op.java_executes if op.java_executes is not None else table.compaction.java_compacts()
 
-    return op.java_executes if op.java_executes is not None else java_compacts(table)
 
-
-def await_java_execution(storage, instant: str, wait_seconds: float, poke_seconds: float, *, log=None,
+def await_java_execution(table, instant: str, wait_seconds: float, poke_seconds: float, *, log=None,
                          clock=time.monotonic, sleep=time.sleep) -> dict:
-    """Wait until Java committed compaction ``instant`` and verify the commit
-    (:func:`~airflow_hudi_etc.compaction.java_compaction.java_execution`); a typed error after
-    ``wait_seconds``."""
-    from ..compaction.java_compaction import java_execution
+    """Wait until Java committed compaction ``instant`` of ``table`` (an
+    :class:`airflow_hudi_etc.api.Table`) and verify the commit
+    (:meth:`~airflow_hudi_etc.api.Compaction.java_execution`); a typed error after ``wait_seconds``."""
     from ..hudi.errors import JavaExecutionPendingError
 
     deadline = clock() + wait_seconds
     while True:
-        r = java_execution(storage, instant=instant)
+        r = table.compaction.java_execution(instant).as_dict()
         if r["status"] == "completed":
             return r
         if clock() >= deadline:

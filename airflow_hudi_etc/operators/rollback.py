@@ -38,26 +38,22 @@ class RollbackCompactionOperator(HudiEtcSparkJobOperator):
 
     @fail_fast
     def execute(self, context: Context) -> dict:
-        from ..hooks.hudi import pending_plans
-
-        hook = self.hudi_hook()
-        table = hook.load_table(self.table_path)
+        table = self.hudi_hook().load_table(self.table_path)
         explicit = none_if_empty(self.instant)
         instant, source = (str(explicit), "argument") if explicit else scheduled_instant(self, context)
         if instant is None:
-            instant = next((p["instant"] for p in pending_plans(table) if p["state"] == "inflight"), None)
+            instant = next((p.instant for p in table.compaction.pending_plans() if p.state == "inflight"), None)
             source = "inflight compaction"
         base = {"instant": instant, "instant_source": source, "spark_submitted": False}
         self._lineage_result = out = self._rollback(table, instant, explicit, base, context)
         return out
 
     def _rollback(self, table, instant, explicit, base: dict, context: Context) -> dict:
-        from ..hooks.hudi import compaction_state
         from ..hudi.errors import InvalidTimelineError
 
         if instant is None:
             return {**base, "status": "nothing to roll back"}
-        state = compaction_state(table, instant)
+        state = table.compaction.state(instant)
         if state == "completed":
             if explicit:
                 raise InvalidTimelineError(f"compaction {instant} is completed; it cannot be rolled back")

@@ -56,8 +56,7 @@ class ScheduleEventTimeCompactionOperator(HudiEtcSparkJobOperator):
 
     @fail_fast
     def execute(self, context: Context) -> dict:
-        from ..compaction.times import parse_duration
-        from ..hooks.hudi import event_time_check
+        from ..api import parse_duration
         from ..hudi.errors import InvalidInputError
         from ..sensors.event_time import threshold_for
 
@@ -65,19 +64,18 @@ class ScheduleEventTimeCompactionOperator(HudiEtcSparkJobOperator):
             raise InvalidInputError(f"link mode {self.link_mode!r}: use auto, copy or symlink")
         parse_duration(str(self.data_latency))
         ct, threshold_ms = threshold_for(none_if_empty(self.compaction_time), self.data_latency, context)
-        hook = self.hudi_hook()
-        table = hook.load_table(self.table_path)
-        pre = event_time_check(table, threshold_ms=threshold_ms)
-        base = {"threshold": pre["threshold"], "threshold_ms": threshold_ms, "compaction_time": ct.isoformat(),
-                "state": pre["state"], "covered": pre["state"] == "covered", "reused": False,
+        table = self.hudi_hook().load_table(self.table_path)
+        pre = table.compaction.check(threshold_ms)
+        base = {"threshold": pre.readiness.threshold, "threshold_ms": threshold_ms, "compaction_time": ct.isoformat(),
+                "state": pre.state, "covered": pre.state == "covered", "reused": False,
                 "spark_submitted": False, "operations": 0}
-        if pre["state"] == "resume":
-            self.log.info("reusing compaction %s planned for this threshold by an earlier attempt", pre["pending_plan"])
-            self._lineage_result = {**base, **_reused(table, pre)}
+        if pre.state == "resume":
+            self.log.info("reusing compaction %s planned for this threshold by an earlier attempt", pre.pending_plan)
+            self._lineage_result = {**base, **_reused(pre)}
             return self._lineage_result
-        if pre["state"] != "ready":
-            self.log.info("not scheduling: %s", pre["message"])
-            self._lineage_result = {**base, "instant": None, "reason": pre["reason"]}
+        if pre.state != "ready":
+            self.log.info("not scheduling: %s", pre.message)
+            self._lineage_result = {**base, "instant": None, "reason": pre.readiness.reason}
             return self._lineage_result
         res = self.run_job(self.job_argv(compaction_time=ct.isoformat()), context)
         if res.get("threshold_ms") not in (None, threshold_ms):
@@ -85,11 +83,10 @@ class ScheduleEventTimeCompactionOperator(HudiEtcSparkJobOperator):
         out = {**base, **res}
         if res.get("instant") is None and res.get("outcome") == "pending":
             # lost a race with a retry of ourselves (or another scheduler with our threshold): the
-            # same one decision (plan_decision, through event_time_check) says whether it is ours
-            table = hook.load_table(self.table_path)
-            again = event_time_check(table, threshold_ms=threshold_ms)
-            if again["state"] == "resume":
-                out.update(_reused(table, again))
+            # same one decision (plan_decision, through the table's check) says whether it is ours
+            again = table.compaction.check(threshold_ms)
+            if again.state == "resume":
+                out.update(_reused(again))
         self.log.info("schedule: instant %s (%s)", out.get("instant"), out.get("reason"))
         self._lineage_result = out
         return out
@@ -98,14 +95,11 @@ class ScheduleEventTimeCompactionOperator(HudiEtcSparkJobOperator):
         return bool(result.get("instant"))  # a plan on the timeline (made by this try or an earlier one)
 
 
-def _reused(table, check: Mapping[str, Any]) -> dict[str, Any]:
+def _reused(check) -> dict[str, Any]:
     """The schedule XCom fields for a pending plan that already carries this run's threshold
-    (``check``: an ``event_time_check`` answer in state ``resume``)."""
-    from ..hooks.hudi import pending_plans
-
-    plan = next(p for p in pending_plans(table) if p["instant"] == check["pending_plan"])
-    return {"instant": plan["instant"], "reason": "already scheduled", "reused": True,
-            "operations": plan["operations"] or 0}
+    (``check``: the table's :class:`~airflow_hudi_etc.api.EventTimeCheck` in state ``resume``)."""
+    return {"instant": check.pending_plan, "reason": "already scheduled", "reused": True,
+            "operations": check.operations or 0}
 
 
 def scheduled_instant(op: BaseOperator, context: Context) -> tuple[str | None, str]:
