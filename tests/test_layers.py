@@ -92,25 +92,26 @@ def test_the_spark_room_has_the_spark_modules_and_no_shims_are_left():
         assert not (PKG / f"{name}.py").exists(), f"{name}.py left at the top of the package"
 
 
-def test_the_checker_sees_an_upward_import(tmp_path):
-    """The test can fail: a lazy upward import inside a function is found."""
-    f = PKG / "hudi" / "_layer_probe.py"
-    f.write_text("def f():\n    from ..compaction.scheduling import schedule\n    import pyspark\n")
+def _probe_imports(room: str, code: str) -> set[tuple[str, str]]:
+    """What :func:`_imports` reads from a module of ``room`` holding ``code`` (removed after)."""
+    f = PKG / room / "_layer_probe.py"
+    f.write_text(code)
     try:
-        got = _imports(f)
+        return _imports(f)
     finally:
         f.unlink()
+
+
+def test_the_checker_sees_an_upward_import(tmp_path):
+    """The test can fail: a lazy upward import inside a function is found."""
+    got = _probe_imports("hudi", "def f():\n    from ..compaction.scheduling import schedule\n    import pyspark\n")
     assert ("internal", "compaction") in got and ("external", "pyspark") in got
 
 
 def test_the_checker_sees_the_compaction_layer_reach_into_spark():
     """The test can fail: compaction importing the spark room (or pyspark) is reported."""
-    f = PKG / "compaction" / "_layer_probe.py"
-    f.write_text("def f():\n    from ..spark.engines import SparkEngine\n    from airflow_hudi_etc.hooks import hudi\n")
-    try:
-        got = _imports(f)
-    finally:
-        f.unlink()
+    got = _probe_imports("compaction", "def f():\n    from ..spark.engines import SparkEngine\n"
+                                       "    from airflow_hudi_etc.hooks import hudi\n")
     allowed = LAYERS["compaction"][0]
     assert {n for k, n in got if k == "internal"} - allowed == {"spark", "hooks"}
 
@@ -118,12 +119,7 @@ def test_the_checker_sees_the_compaction_layer_reach_into_spark():
 def test_the_checker_sees_the_spark_room_reach_into_the_cli():
     """The test can fail: a job running a command through the CLI (instead of the handlers of
     ``commands.py``) is reported."""
-    f = PKG / "spark" / "_layer_probe.py"
-    f.write_text("def f():\n    from airflow_hudi_etc.cli import run_command\n")
-    try:
-        got = _imports(f)
-    finally:
-        f.unlink()
+    got = _probe_imports("spark", "def f():\n    from airflow_hudi_etc.cli import run_command\n")
     assert ("internal", "cli") in got and "cli" in LAYERS["spark"][1]
 
 
