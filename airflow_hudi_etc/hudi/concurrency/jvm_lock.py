@@ -24,6 +24,8 @@ _JVM: dict = {}
 
 def use_jvm(spark) -> None:
     """Register the driver JVM of ``spark`` (a SparkSession) for this process's commands."""
+    if _JVM.get("jvm") is not spark._jvm:  # noqa: SLF001 - another JVM: its Avro classes are not prepared yet
+        _JVM.pop("avro_classes", None)  # (see jvm_metadata.prepare_avro_classes)
     _JVM["jvm"] = spark._jvm  # noqa: SLF001 - py4j's view of the driver JVM
     _JVM["hadoop_conf"] = spark._jsc.hadoopConfiguration()  # noqa: SLF001
     _JVM["gateway"] = spark.sparkContext._gateway  # noqa: SLF001 - for Java arrays

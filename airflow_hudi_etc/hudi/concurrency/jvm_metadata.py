@@ -18,11 +18,22 @@ scratch), the table version is kept, and the settings recorded with ``configure 
 
 Runs without a JVM (plain Python, an Airflow worker) cannot do this: :func:`require_writable`
 refuses them, typed, naming the Spark-hosted way.
+
+Before the first call into Hudi, :func:`prepare_avro_classes` makes Avro resolve every Avro class
+of the bundle once, on this thread (whose context class loader sees the bundle). Avro finds a
+record's generated class through its own class loader, then the calling thread's context class
+loader, and caches the answer for good, a miss too. With the bundle in ``spark.jars`` (Spark's
+``MutableURLClassLoader``), Avro's own loader (the JVM's application loader) never sees it, and on
+Java 9+ the ForkJoinPool common-pool threads that run Hudi 1.0's parallel streams
+(``HoodieListData``) have the application loader as their context loader: a first resolution
+there caches "no class" and every later read of that record, on any thread, is a
+``GenericData$Record`` that fails to cast (Hudi issue #13410, fixed in Hudi 1.1).
 """
 
 from __future__ import annotations
 
 import json
+import zipfile
 
 from ..errors import MetadataTablePresentError, UnsupportedFeatureError
 from ..timeline.active import Action
@@ -41,6 +52,15 @@ _INDEX_FLAGS = {
 }
 _FACTORY_1X = "org.apache.hudi.metadata.SparkMetadataWriterFactory"
 _WRITER_0X = "org.apache.hudi.metadata.SparkHoodieBackedTableMetadataWriter"
+#: the package of Hudi's Avro-generated classes (timeline plans and metadata, the MDT's records)
+_AVRO_MODEL = "org.apache.hudi.avro.model"
+#: the classes Hudi's timeline and metadata table read, for a bundle whose jar cannot be listed
+_AVRO_MODEL_READ = ("HoodieCommitMetadata", "HoodieReplaceCommitMetadata", "HoodieRequestedReplaceMetadata",
+                    "HoodieCleanerPlan", "HoodieCleanMetadata", "HoodieRollbackPlan", "HoodieRollbackMetadata",
+                    "HoodieRestorePlan", "HoodieRestoreMetadata", "HoodieSavepointMetadata", "HoodieCompactionPlan",
+                    "HoodieClusteringPlan", "HoodieIndexPlan", "HoodieIndexCommitMetadata", "HoodieArchivedMetaEntry",
+                    "HoodieLSMTimelineInstant", "HoodieMetadataRecord", "HoodieDeleteRecordList",
+                    "HoodieInstantInfo", "HoodieWriteStat")
 
 
 def split_partitions(v) -> tuple[str, ...]:
@@ -74,6 +94,96 @@ def available() -> bool:
     """A Spark-hosted run whose driver classpath has Hudi's metadata writer."""
     return "jvm" in _JVM and (_load_class(_JVM["jvm"], _FACTORY_1X) is not None
                               or _load_class(_JVM["jvm"], _WRITER_0X) is not None)
+
+
+def _avro_model_classes(jvm, anchor) -> list[str]:
+    """The Avro classes of the bundle that holds ``anchor`` (a class of the model package): the
+    jar's entries when it is a local file (the driver's copy of ``spark.jars``), else the classes
+    the timeline and metadata table read."""
+    try:
+        url = anchor.getProtectionDomain().getCodeSource().getLocation()
+        if str(url.getProtocol()) == "file":
+            prefix = _AVRO_MODEL.replace(".", "/") + "/"
+            with zipfile.ZipFile(str(jvm.java.io.File(url.toURI()).getPath())) as z:
+                names = [n[:-len(".class")].replace("/", ".") for n in z.namelist()
+                         if n.startswith(prefix) and n.endswith(".class") and "$" not in n
+                         and "/" not in n[len(prefix):]]
+            if names:
+                return sorted(names)
+    except Exception:  # noqa: BLE001 - not a readable local jar (a class folder, a remote URL)
+        pass
+    return [f"{_AVRO_MODEL}.{n}" for n in _AVRO_MODEL_READ]
+
+
+def prepare_avro_classes() -> dict:
+    """Make Avro resolve every Avro class of the bundle in the registered JVM on this thread, with
+    the bundle's class loader as the thread's context loader, once per JVM (see the module's
+    doc): each class's own ``SpecificData`` (``MODEL$``, which its reads use) and the shared one
+    (``SpecificData.get()``) learn every named type of its schema, so no later first resolution
+    falls on a thread that cannot see the bundle. A name already cached as "no class" (Hudi code
+    that ran before in this JVM, on such a thread) is forgotten and resolved again. Answers
+    {"classes", "names", "repaired", "unresolved"} (empty when the bundle has no Avro classes)."""
+    if "jvm" not in _JVM:
+        return {}
+    if "avro_classes" in _JVM:
+        return _JVM["avro_classes"]
+    from py4j.java_gateway import JavaObject
+    jvm = _JVM["jvm"]
+    anchor = _load_class(jvm, f"{_AVRO_MODEL}.HoodieCommitMetadata")
+    if anchor is None:
+        _JVM["avro_classes"] = {}
+        return {}
+    loader = anchor.getClassLoader()
+    thread = jvm.java.lang.Thread.currentThread()
+    before = thread.getContextClassLoader()
+    thread.setContextClassLoader(loader)  # the loader that defined the bundle's classes, whatever this thread had
+    out = {"classes": 0, "names": 0, "repaired": [], "unresolved": []}
+    try:
+        # py4j looks a class up on each attribute path: once here, not per class
+        forname = jvm.java.lang.Class.forName
+        base = forname("org.apache.avro.specific.SpecificRecordBase", False, loader)
+        specific = forname("org.apache.avro.specific.SpecificData", False, loader)
+        data_cls, parser_cls = jvm.org.apache.avro.specific.SpecificData, getattr(jvm.org.apache.avro, "Schema$Parser")
+        array_list = jvm.java.util.ArrayList
+        shared = data_cls.get()
+        cache_field = None
+        for name in _avro_model_classes(jvm, anchor):
+            try:
+                cls = forname(name, True, loader)
+                if not base.isAssignableFrom(cls):
+                    continue
+                model = data_cls.getForClass(cls)
+                parser = parser_cls()
+                parser.parse(cls.getField("SCHEMA$").get(None).toString())
+                # every named type of the schema; the Java Map's own values(): py4j's map proxy has
+                # Python's, which would fetch each entry and send them back as a new list
+                types = array_list(JavaObject.__getattr__(parser.getTypes(), "values")())
+            except Exception:  # noqa: BLE001 - not a generated record class
+                continue
+            out["classes"] += 1
+            # by index: py4j's iterator ends on a Java exception, which pyspark's handler converts
+            # at the cost of a dozen more calls
+            for schema in (types.get(i) for i in range(types.size())):
+                out["names"] += 1
+                for data in (model, shared):
+                    if data.getClass(schema) is not None:
+                        continue
+                    # cached as "no class" before us: forget that answer (Avro's per-instance
+                    # name -> class cache) and resolve again on this thread
+                    full = str(schema.getFullName())
+                    try:
+                        if cache_field is None:
+                            cache_field = specific.getDeclaredField("classCache")
+                            cache_field.setAccessible(True)
+                        cache_field.get(data).remove(full)
+                        ok = data.getClass(schema) is not None
+                    except Exception:  # noqa: BLE001 - another Avro: the cache cannot be reached
+                        ok = False
+                    (out["repaired"] if ok else out["unresolved"]).append(f"{name.rsplit('.', 1)[-1]}:{full}")
+    finally:
+        thread.setContextClassLoader(before)
+    _JVM["avro_classes"] = out
+    return out
 
 
 def _bundle_version() -> str:
@@ -122,6 +232,7 @@ class MetadataWriter:
     """One Hudi ``HoodieTableMetadataWriter`` of the driver JVM, for one instant of ours."""
 
     def __init__(self, storage, config: wc.WriteConfig, props: dict, instant: str):
+        prepare_avro_classes()  # before Hudi reads any timeline file in this JVM
         jvm = _JVM["jvm"]
         self.jvm, self.instant, self.storage = jvm, instant, storage
         self.version = int(props.get("hoodie.table.version", "6"))
@@ -221,6 +332,7 @@ class MetadataWriter:
 def listing(storage) -> dict[str, dict[str, int]]:
     """The metadata table's file listing, read by Hudi's own reader of the bundle in the driver
     JVM (``HoodieBackedTableMetadata``): {partition ("" unpartitioned): {file name: size}}."""
+    prepare_avro_classes()  # before Hudi reads any timeline file in this JVM
     jvm = _JVM["jvm"]
     base = storage.base_uri
     ctx = jvm.org.apache.hudi.client.common.HoodieSparkEngineContext(_JVM["jsc"])
@@ -380,5 +492,5 @@ def delete_files(storage, config: wc.WriteConfig, rels, delete, *, zone, what: s
     return out
 
 
-__all__ = ["present", "available", "split_partitions", "folder_exists", "require_writable", "apply", "register_files", "delete_files", "listing",
+__all__ = ["present", "available", "prepare_avro_classes", "split_partitions", "folder_exists", "require_writable", "apply", "register_files", "delete_files", "listing",
            "MetadataWriter"]
