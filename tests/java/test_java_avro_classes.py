@@ -20,7 +20,7 @@ import pytest
 
 from java_hudi import REPO, line_files, unavailable_reason
 
-pytestmark = pytest.mark.java
+pytestmark = [pytest.mark.java, pytest.mark.slow]  # a driver of its own: ~22 s, outside the CI budget
 
 SCRIPT = r"""
 import json, sys

@@ -108,6 +108,14 @@ class JavaWorld:
             from airflow_hudi_etc.hudi.services.coexistence import update_table_properties
 
             update_table_properties(Storage(str(self.path)), {"hoodie.datasource.write.hive_style_partitioning": "true"})
+        # the index, drawn too: Hudi's default, or the simple bucket index (4 buckets a partition), set
+        # on the Java writers and recorded for ours (``configure --hoodie``), as a user does
+        self.index = random.Random(f"index/{seed}/{version}/{java.line}").choice(("default",) * 3 + ("bucket",))
+        self.index_opts = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "4"} \
+            if self.index == "bucket" else {}
+        if self.index_opts:
+            Table(str(self.path)).configure(hoodie=self.index_opts)
+        self.java_opts = {**JAVA_OPTS, **self.index_opts}
         # "off", as our init records it: our execute runs whenever chosen, also after Java compacted (the
         # steps are sequential: no Java compaction runs *during* ours, the one case off must exclude)
         self.model: dict[str, dict] = {}
@@ -268,7 +276,7 @@ class JavaWorld:
                 f"{[(k, got[k]) for k in extra[:8]]}, wrong {[(k, got[k], want[k]) for k in wrong[:8]]}")
 
     def where(self) -> str:
-        return (f"seed {self.seed} v{self.version} Hudi {self.java.line} {self.payload} {self.shape}, step {self.steps}; "
+        return (f"seed {self.seed} v{self.version} Hudi {self.java.line} {self.payload} {self.shape} {self.index}, step {self.steps}; "
                 f"steps: {self.log}")
 
     # ------------------------------------------------------------ our side
@@ -399,7 +407,11 @@ class JavaWorld:
         pend = self.pending_compactions()
         ours_pending = [i for i in pend if i.timestamp in self.plan_at]
         weights = {
-            "java_upsert": 6, "java_upsert_inline": 3, "java_delete": 2, "java_compact": 2, "java_clean": 1,
+            # Java's run_compaction procedure cannot schedule on a bucket-index table (0.14 and 1.0:
+            # NullPointerException in RunCompactionProcedure, a table Java alone wrote too): there
+            # Java compacts inline, or executes a pending plan
+            "java_upsert": 6, "java_upsert_inline": 3, "java_delete": 2,
+            "java_compact": 2 if pend or self.index != "bucket" else 0, "java_clean": 1,
             "java_killed_write": 1 if self.killed_left else 0,
             "our_write": 5, "our_delete": 2, "schedule": 0 if pend else 8, "execute": 5 if ours_pending else 0,
             "rollback": 1 if any(i.state is State.INFLIGHT for i in pend) else 0,
@@ -424,22 +436,22 @@ class JavaWorld:
             rows = self.rows(self.rng.randint(0, 3), self.rng.randint(1, 5), reinsert=False, java=True)
             inline = op == "java_upsert_inline"
             _, freed = self.java_write(lambda: self.java.upsert(self.path, rows, schema=JAVA_DDL, inline_compaction=inline,
-                                                                options=INLINE_OPTS if inline else JAVA_OPTS))
+                                                                options={**INLINE_OPTS, **self.index_opts} if inline else self.java_opts))
             self.applied(rows)
             msg = f"{freed}{op} {len(rows)}: {[a for _, a in self.java.last_instants]}"
         elif op == "java_delete":
             rows = self.deletes(self.rng.randint(1, 2), java=True)
             if not rows:
                 return "java_delete: nothing live"
-            _, freed = self.java_write(lambda: self.java.delete(self.path, rows, schema=JAVA_DDL, options=JAVA_OPTS))
+            _, freed = self.java_write(lambda: self.java.delete(self.path, rows, schema=JAVA_DDL, options=self.java_opts))
             self.applied(rows, "delete")
             msg = f"{freed}java_delete {[r['key'] for r in rows]}"
         elif op == "java_compact":
             try:
                 if pend:
-                    done = self.java.run_compaction(self.path, pend[0].timestamp, options=JAVA_OPTS)
+                    done = self.java.run_compaction(self.path, pend[0].timestamp, options=self.java_opts)
                 else:
-                    done = self.java.run_compaction(self.path, options=JAVA_OPTS)
+                    done = self.java.run_compaction(self.path, options=self.java_opts)
             except JavaHudiError as e:
                 # Java 0.14 schedules no compaction while a failed write (a killed Java write, a
                 # crashed one of ours) is inflight before it; its next write rolls that back
@@ -449,13 +461,13 @@ class JavaWorld:
                 done = f"refused by Java: write {min(inflight)} inflight"
             msg = f"java_compact {pend[0].timestamp if pend else 'schedule+run'} -> {done}"
         elif op == "java_clean":
-            msg = f"java_clean -> {self.java.run_clean(self.path, retain_commits=1, options=JAVA_OPTS)}"
+            msg = f"java_clean -> {self.java.run_clean(self.path, retain_commits=1, options=self.java_opts)}"
         elif op == "java_killed_write":
             self.killed_left -= 1
             rows = self.rows(1, 2, reinsert=False, java=True)
             after = self.rng.choice(("inflight", "marker"))
             killed, freed = self.java_write(lambda: self.java.killed_write(self.path, rows, after=after, schema=JAVA_DDL,
-                                                                            options=JAVA_OPTS))
+                                                                            options=self.java_opts))
             msg = f"{freed}java_killed_write {killed}"
         elif op == "our_write":
             rows = self.rows(self.rng.randint(0, 3), self.rng.randint(1, 5), reinsert=reinsert)
@@ -568,14 +580,14 @@ class JavaWorld:
                 self.log.append(f"final execute {inst}: {self.ours.execute(str(self.path), instant=inst).get('status')}")
             except HudiEtcError as e:
                 self.log.append(f"final execute {inst}: refused {type(e).__name__}")
-                self.log.append(f"final java_compact {self.java.run_compaction(self.path, inst, options=JAVA_OPTS)}")
+                self.log.append(f"final java_compact {self.java.run_compaction(self.path, inst, options=self.java_opts)}")
         # through the API, as the CLI and the operators write: it runs the cleanup every command
         # of ours runs first (a dead schedule's intent, a dead execution's temp files)
         rows = self.rows(0, 2, reinsert=False)
         Table(str(self.path)).write(batch(rows))
         self.applied(rows)
         self.log.append("final our_write (API)")
-        self.final_java_upsert(4, JAVA_OPTS)
+        self.final_java_upsert(4, self.java_opts)
         report = validate(str(self.path))
         problems = report["problems"]  # (Java 1.x's rollback of our killed write: rolled_back_files)
         assert not problems, f"{self.where()}: validate: {problems[:3]}"

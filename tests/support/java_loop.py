@@ -71,7 +71,7 @@ class LoopWorld(JavaWorld):
         super().__init__(tmp_path, java, seed, version, payload="event-time-ordering", killed_writes=0)
         self.java_compaction = java_compaction
         Table(str(self.path)).configure(hoodie=hoodie or OCC, java_compaction=java_compaction)
-        self.java_opts = java_opts or JAVA_LOOP_OPTS
+        self.java_opts = {**(java_opts or JAVA_LOOP_OPTS), **self.index_opts}
         # ``host``: Java's defaults, the metadata table on (its first write builds it); our commands
         # then run Spark-hosted in ``host`` (another driver of the same line), where Hudi's metadata
         # writer keeps it exact, and each step is judged through it too (:meth:`judge_metadata`)
@@ -297,8 +297,9 @@ class LoopWorld(JavaWorld):
         """Hudi's own listing of the metadata table (``show_metadata_table_files``) against
         storage: no file it lists is gone (a reader would fail on it), and every data file on
         storage it does not list is explained: empty (the exact-split placeholder, never
-        registered) or named with an instant that is neither completed nor a pending plan (what a
-        killed command left, read by no one). Then Java's snapshot read through it (data skipping
+        registered) or holding no data of a completed instant (what a killed command or a failed
+        Java write left, read by no one: a base file of a pending execution, a log whose blocks
+        are all of uncompleted writes). Copies in slice C hold completed writes' blocks: listed. Then Java's snapshot read through it (data skipping
         on) equals the model."""
         if not (self.path / ".hoodie" / "metadata").is_dir():
             return  # not built yet (Java builds it on a commit with no other write pending)
@@ -316,10 +317,10 @@ class LoopWorld(JavaWorld):
             gone = sorted(mdt - set(data))
             assert not gone, f"the metadata table lists files storage no longer has in {part}: {gone}"
             for n in sorted(set(data) - mdt):
-                inst = _file_instant(n)
-                assert data[n] == 0 or (inst not in completed and inst not in plans), (
-                    f"{part}/{n} ({data[n]} bytes, instant {inst}: "
-                    f"{'completed' if inst in completed else 'pending plan' if inst in plans else '?'}) "
+                written = _written_by(d / n)
+                assert data[n] == 0 or not written & completed, (
+                    f"{part}/{n} ({data[n]} bytes, written by {sorted(written)}: "
+                    f"{sorted(written & completed)} completed; pending plans {sorted(plans)}) "
                     "is on storage but not in the metadata table")
         stats = column_stats_differences(self.java, self.path)
         assert not stats, f"column_stats differ from the files (file, column, what, MDT, file): {stats}"
@@ -338,6 +339,19 @@ class LoopWorld(JavaWorld):
         self.final_java_upsert(3, self.java_opts)
         return {"steps": self.steps, "counts": self.counts, "java_writes": len(self.java_waits),
                 "schedule_waits": [round(w, 1) for w in self.schedule_waits]}
+
+
+def _written_by(path: Path) -> set[str]:
+    """The instants whose data a file holds: a base file's commit (its name); a log's data and
+    delete blocks' INSTANT_TIME headers (a v6 log is named with its slice's base instant, whoever
+    wrote it; a copy in slice C holds the blocks of the writes it copies, all completed)."""
+    from airflow_hudi_etc.hudi.logformat.framing import BlockType, LogBlock
+    from airflow_hudi_etc.hudi.logformat.reader import read_log_file
+
+    if path.name.endswith(".parquet"):
+        return {_file_instant(path.name)}
+    return {b.instant_time for b in read_log_file(path) if isinstance(b, LogBlock)
+            and b.block_type in (BlockType.DELETE, BlockType.AVRO_DATA, BlockType.PARQUET_DATA) and b.instant_time}
 
 
 def _file_instant(name: str) -> str | None:
