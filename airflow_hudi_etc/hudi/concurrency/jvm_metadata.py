@@ -50,11 +50,7 @@ def split_partitions(v) -> tuple[str, ...]:
 
 def folder_exists(storage) -> bool:
     """Is there a ``.hoodie/metadata`` folder (initialised or not)?"""
-    if storage.is_local:
-        import os
-
-        return os.path.isdir(storage.full(MDT_DIR))
-    return bool(storage.list_dirs(MDT_DIR) or storage.list(MDT_DIR)) or storage.exists(MDT_DIR)
+    return storage.is_dir(MDT_DIR)
 
 
 def _props(storage) -> dict:

@@ -103,16 +103,6 @@ class Storage:
         return self.backend.scheme
 
     @property
-    def is_local(self) -> bool:
-        """Transitional: callers move to the capabilities."""
-        return isinstance(self.backend, LocalFiles)
-
-    @property
-    def protocol(self) -> str:
-        """Transitional: callers move to :attr:`scheme` and the capabilities."""
-        return self.backend.scheme
-
-    @property
     def fs(self):
         """The backend's fsspec filesystem."""
         return self.backend.fs
