@@ -121,7 +121,7 @@ class MetadataWriter:
         jvm = _JVM["jvm"]
         self.jvm, self.instant, self.storage = jvm, instant, storage
         self.version = int(props.get("hoodie.table.version", "6"))
-        base = storage.base_uri
+        base = storage.uri("")  # the table location as Hudi in the JVM names it
         tp = jvm.org.apache.hudi.common.config.TypedProperties()
         for k, v in config.conf.items():
             tp.setProperty(k, str(v))
@@ -218,7 +218,7 @@ def listing(storage) -> dict[str, dict[str, int]]:
     """The metadata table's file listing, read by Hudi's own reader of the bundle in the driver
     JVM (``HoodieBackedTableMetadata``): {partition ("" unpartitioned): {file name: size}}."""
     jvm = _JVM["jvm"]
-    base = storage.base_uri
+    base = storage.uri("")
     ctx = jvm.org.apache.hudi.client.common.HoodieSparkEngineContext(_JVM["jsc"])
     mcfg = jvm.org.apache.hudi.common.config.HoodieMetadataConfig.newBuilder().enable(True).build()
     if _load_class(jvm, "org.apache.hudi.storage.HoodieStorageUtils") is not None:  # 0.15+
