@@ -8,8 +8,11 @@
 
 Every method returns a frozen dataclass (or an Arrow table) and raises the typed errors of
 :mod:`airflow_hudi_etc.hudi.errors`; nothing is written when one is raised. The CLI, the Spark
-jobs and the Airflow operators call the same functions this object calls. README's "Python API"
-section has runnable examples (run as doctests by the tests).
+jobs and the Airflow operators call the same functions this object calls; the Airflow side reads
+tables through this object alone (``table.compaction.check``, ``pending_plans``, ``state``,
+``last_threshold``, ``table.status``, ``table.info``...). The times and thresholds the service
+computes are here too (:func:`parse_duration`, :func:`parse_time`, :func:`threshold_ms_for`,
+:func:`iso_ms`). docs/python-api.md has runnable examples (run as doctests by the tests).
 """
 
 from __future__ import annotations
@@ -23,13 +26,17 @@ from typing import Any, Iterable, Mapping
 
 import pyarrow as pa
 
-from .compaction.results import ScheduleResult
+from .compaction.results import EventTimeCheck, PendingPlan, PublishedThreshold, ScheduleResult
+from .compaction.times import parse_duration, parse_time
+from .compaction.trigger import Readiness, threshold_ms_for
 from .hudi.errors import InvalidInputError, TimelineChangedError
+from .hudi.index.stats import iso_ms
 from .hudi.storage import Storage
 from .hudi.write.writer import WriteResult
 
-__all__ = ["Table", "Compaction", "CompactionResult", "TableStatus", "ValidationReport", "ScheduleResult",
-           "WriteResult"]
+__all__ = ["Table", "Compaction", "CompactionResult", "TableStatus", "TableInfo", "ValidationReport", "ScheduleResult",
+           "WriteResult", "EventTimeCheck", "Readiness", "PendingPlan", "PublishedThreshold", "parse_duration",
+           "parse_time", "threshold_ms_for", "iso_ms"]
 
 
 def _frozen(d: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -92,6 +99,17 @@ class TableStatus:
 
 
 @dataclass(frozen=True)
+class TableInfo:
+    """What the table says of itself (``table.info()``): its name, type and version from
+    ``hoodie.properties``, and how many instants its active timeline holds."""
+
+    name: str
+    table_type: str
+    table_version: int
+    instants: int
+
+
+@dataclass(frozen=True)
 class ValidationReport:
     ok: bool
     problems: tuple[Mapping[str, Any], ...]
@@ -111,7 +129,7 @@ class Compaction:
     def schedule(self, data_latency: str | timedelta | float, *, compaction_time: str | datetime | None = None,
                  link_mode: str = "auto", exact_split: bool = False, event_time_field: str | None = None,
                  engine=None) -> ScheduleResult:
-        """Plan a compaction of everything up to ``compaction_time − data_latency`` (see README).
+        """Plan a compaction of everything up to ``compaction_time − data_latency`` (docs/concepts.md, "schedule").
         ``data_latency``: ``"2h"``/``"PT2H"``, a ``timedelta`` or seconds; ``compaction_time``: ISO-8601
         or a ``datetime`` (naive: UTC), default now."""
         from .compaction.scheduling import schedule
@@ -145,6 +163,77 @@ class Compaction:
 
         storage = self._table.storage
         return tuple(i.timestamp for i in Timeline.load(storage, load_table_config(storage)).pending_compactions)
+
+    def _loaded(self):
+        from .hudi.table.hudi_table import HudiTable
+
+        return HudiTable.load(self._table.storage)
+
+    @_fresh_timeline
+    def readiness(self, threshold_ms: int) -> Readiness:
+        """The EVENT_TIME trigger's check for ``threshold_ms`` (epoch ms): pending compaction or
+        clustering → wait; threshold not past the published one → covered; else ready. Reads only."""
+        from .compaction.trigger import check_readiness
+
+        return check_readiness(self._loaded(), threshold_ms=threshold_ms)
+
+    @_fresh_timeline
+    def check(self, threshold_ms: int) -> EventTimeCheck:
+        """May an event-time compaction for ``threshold_ms`` go ahead: ``ready``, ``covered``,
+        ``resume`` (a pending plan for exactly this threshold) or ``waiting``? The decision
+        ``schedule`` makes; what the Airflow sensor and its trigger wait on. Like every command,
+        it first finishes what a killed ``schedule`` left."""
+        from .compaction.checks import event_time_check
+
+        return event_time_check(self._loaded(), threshold_ms=threshold_ms)
+
+    @_fresh_timeline
+    def pending_plans(self) -> tuple[PendingPlan, ...]:
+        """The pending compactions, oldest first, with the threshold each plan carries."""
+        from .compaction.checks import pending_plans
+
+        return tuple(pending_plans(self._loaded()))
+
+    @_fresh_timeline
+    def state(self, instant: str) -> str | None:
+        """``requested``, ``inflight`` or ``completed``: compaction ``instant`` on the active
+        timeline; None when it is not there."""
+        from .compaction.checks import compaction_state
+
+        return compaction_state(self._loaded(), instant)
+
+    @_fresh_timeline
+    def last_threshold(self) -> PublishedThreshold:
+        """The threshold the read-optimized view holds (the latest completed event-time
+        compaction's, lowered where ``reset-threshold`` lowered it)."""
+        from .compaction.checks import read_published_threshold
+
+        return read_published_threshold(self._loaded())
+
+    @_fresh_timeline
+    def java_compacts(self) -> bool:
+        """Whether Java's compaction executes this table's plans: as recorded (``configure
+        --java-compaction``), else as the timeline shows."""
+        from .compaction.java_compaction import java_compacts
+
+        return java_compacts(self._loaded())
+
+    @_fresh_timeline
+    def check_execute(self) -> None:
+        """Refuse (``JavaCompactionError``) where our ``execute`` may not run: Java compacts the
+        table, or nobody recorded whether it does. Reads only; ``execute`` makes the same check."""
+        from .compaction.java_compaction import check_execute
+
+        check_execute(self._loaded())
+
+    @_fresh_timeline
+    def java_execution(self, instant: str) -> CompactionResult:
+        """Where Java executes our plans: plan ``instant``'s ``status`` — ``pending`` (not committed
+        yet), or ``completed`` once Java's commit is there and verified (a commit that fails the
+        checks is a typed error); ``details`` has ``executed_by``."""
+        from .compaction.java_compaction import java_execution
+
+        return CompactionResult.of(java_execution(self._table.storage, instant=instant))
 
     @_fresh_timeline
     def plan(self, instant: str) -> Mapping[str, Any]:
@@ -220,7 +309,7 @@ class Table:
         inline/async compaction executes the plans), ``None``: nothing recorded, as on a table Java
         created (our execute is refused until ``configure(java_compaction=...)``).
         ``partition_urlencode``: partition values stored escaped as Hudi does
-        (``hoodie.datasource.write.partitionpath.urlencode=true``; README "Writing")."""
+        (``hoodie.datasource.write.partitionpath.urlencode=true``; docs/operations.md, "Partition values")."""
         from .hudi.write.writer import init_table
 
         t = cls(path, storage_options=storage_options)
@@ -262,13 +351,24 @@ class Table:
 
     # ------------------------------------------------------------------ upkeep
     @_fresh_timeline
-    def status(self, *, sla: str | None = None, include_slices: bool = False) -> TableStatus:
+    def info(self) -> TableInfo:
+        """Name, type, version and the number of instants on the active timeline (one read of
+        ``hoodie.properties`` and one listing of the timeline)."""
+        from .hudi.table.hudi_table import HudiTable
+
+        t = HudiTable.load(self.storage)
+        return TableInfo(t.config.name, t.config.table_type, t.config.version, len(t.timeline.instants))
+
+    @_fresh_timeline
+    def status(self, *, sla: str | None = None, include_slices: bool = False, allow_scan: bool = True) -> TableStatus:
         """Freshness of the RO view; ``sla`` (``6h``, ``PT30M``): also whether the threshold lag
         exceeds it (``details`` then holds ``sla_seconds`` and ``sla_breached``);
-        ``include_slices``: the per-slice figures too (what ``hudi-etc status`` prints)."""
+        ``include_slices``: the per-slice figures too (what ``hudi-etc status`` prints);
+        ``allow_scan=False``: the timeline alone, a log without event-time stats is not read
+        (its event times count as unknown)."""
         from .compaction.metrics import table_metrics
 
-        m = table_metrics(self.storage, include_slices=include_slices)
+        m = table_metrics(self.storage, include_slices=include_slices, allow_scan=allow_scan)
         breached = None
         if sla:
             from .compaction.times import parse_duration

@@ -355,3 +355,13 @@ def storage_options_from_env(environ: Mapping[str, str] | None = None) -> dict:
         raise InvalidInputError(f"{STORAGE_OPTIONS_ENV} must be a JSON object of fsspec storage options, "
                                 f"not {type(opts).__name__}")
     return opts
+
+
+# ----------------------------------------------------------------------------- Hudi write settings
+def hoodie_conf_env(conf: Mapping[str, Any], where: str) -> dict[str, str]:
+    """The environment entry that passes a run's Hudi write settings to its job
+    (``$HUDI_ETC_HOODIE_CONF``, a JSON object), every key checked to be a Hudi write setting this
+    product takes (typed refusal naming ``where`` and the others) before anything is submitted."""
+    from .hudi.concurrency.write_config import ENV_CONF, check_keys
+
+    return {ENV_CONF: json.dumps(check_keys(conf, where))}

@@ -34,7 +34,11 @@ def get_provider_info() -> dict:
         "hooks": [{"integration-name": INTEGRATION, "python-modules": ["airflow_hudi_etc.hooks.hudi"]}],
         "sensors": [{"integration-name": INTEGRATION, "python-modules": ["airflow_hudi_etc.sensors.event_time"]}],
         "triggers": [{"integration-name": INTEGRATION, "python-modules": ["airflow_hudi_etc.triggers.event_time"]}],
-        "operators": [{"integration-name": INTEGRATION, "python-modules": ["airflow_hudi_etc.operators.compaction"]}],
+        # one module per operator family (airflow_hudi_etc.operators.compaction re-exports them all)
+        "operators": [{"integration-name": INTEGRATION, "python-modules": [
+            "airflow_hudi_etc.operators.base", "airflow_hudi_etc.operators.scheduling",
+            "airflow_hudi_etc.operators.execution", "airflow_hudi_etc.operators.rollback",
+            "airflow_hudi_etc.operators.catalog_sync"]}],
         "notifications": ["airflow_hudi_etc.notifications.jsonl.JsonLinesNotifier"],
         "asset-uris": [
             {

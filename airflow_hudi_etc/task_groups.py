@@ -95,11 +95,9 @@ def event_time_compaction(
     :param pool: the pool of every task (one slot); default :func:`table_pool`; ``"default_pool"``
         opts out of the serialization.
     """
-    from .operators.compaction import (
-        ExecuteCompactionOperator,
-        ScheduleEventTimeCompactionOperator,
-        SyncEventTimeThresholdOperator,
-    )
+    from .operators.catalog_sync import SyncEventTimeThresholdOperator
+    from .operators.execution import ExecuteCompactionOperator
+    from .operators.scheduling import ScheduleEventTimeCompactionOperator
     from .sensors.event_time import EventTimeCompactionSensor
     from .sensors.freshness import EventTimeFreshnessSensor
 

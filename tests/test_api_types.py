@@ -103,3 +103,34 @@ def test_write_takes_rows_a_generator_and_an_arrow_table(table):
     table.write(({"id": k, "ts": 3, "et": T0} for k in ("c", "d")))
     table.write(pa.table({"id": ["e"], "ts": [3], "et": [T0]}))
     assert sorted(table.read().column("id").to_pylist()) == ["a", "b", "c", "d", "e"]
+
+
+def test_the_reads_the_airflow_side_makes_are_typed(table):
+    """What the hook, the sensors and the operators ask of a table, through ``Table`` alone: the
+    event-time check before and after a plan, the pending plans with their thresholds, one
+    compaction's state, the published threshold, the table's own description."""
+    from airflow_hudi_etc.api import (EventTimeCheck, PendingPlan, PublishedThreshold, TableInfo, iso_ms,
+                                      parse_duration, parse_time, threshold_ms_for)
+
+    th = threshold_ms_for(parse_time("2024-01-01T12:00:00Z"), parse_duration("2h"))
+    assert (th, iso_ms(th)) == (CT_MS - 2 * H, "2024-01-01T10:00:00.000Z")
+    assert table.info() == TableInfo("t", "MERGE_ON_READ", 6, 2)
+    assert table.compaction.last_threshold() == PublishedThreshold(None, None, None)
+    ready = table.compaction.check(th)
+    assert isinstance(ready, EventTimeCheck) and (ready.state, ready.done, ready.pending_plan) == ("ready", True, None)
+    plan = table.compaction.schedule("2h", compaction_time=CT)
+    resume = table.compaction.check(th)
+    assert (resume.state, resume.done, resume.pending_plan, resume.operations) == ("resume", True, plan.instant, 1)
+    assert resume.as_dict()["pending_compactions"] == [plan.instant] and resume.as_dict()["state"] == "resume"
+    assert (table.compaction.check(th + H).state, table.compaction.check(th + H).done) == ("waiting", False)
+    assert table.compaction.readiness(th).pending_compactions == (plan.instant,)
+    assert table.compaction.pending_plans() == (
+        PendingPlan(plan.instant, "requested", th, "2024-01-01T10:00:00.000Z", "event-time", False, 1),)
+    assert (table.compaction.state(plan.instant), table.compaction.state("20990101000000000")) == ("requested", None)
+    assert table.compaction.java_compacts() is False and table.compaction.check_execute() is None
+    table.compaction.execute()
+    assert table.compaction.state(plan.instant) == "completed" and table.compaction.pending_plans() == ()
+    assert table.compaction.last_threshold() == PublishedThreshold(th, "2024-01-01T10:00:00.000Z", plan.instant)
+    assert table.compaction.check(th).state == "covered"
+    assert table.compaction.java_execution(plan.instant).details["executed_by"] == "hudi-etc"
+    assert table.status(allow_scan=False).threshold == "2024-01-01T10:00:00.000Z"

@@ -6,6 +6,7 @@ is tested in test_airflow_operators.py)."""
 from __future__ import annotations
 
 import argparse
+import re
 
 import pytest
 
@@ -14,17 +15,25 @@ from airflow_hudi_etc.cli import HANDLERS
 from airflow_hudi_etc.contract import COMMANDS, job_argv, read_result, split_job_argv, to_argv, unwrap, write_result
 from airflow_hudi_etc.hudi.errors import ArgumentError, TableNotFoundError, error_envelope
 from airflow_hudi_etc.spark.jobs import parse_job_argv
+from paths import REPO
 
 
 def test_the_cli_has_a_function_for_every_command_and_no_other():
     sub = next(a for a in contract.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     assert set(sub.choices) == set(COMMANDS) == set(HANDLERS)
-    # the commands the README documents, as fixed values
+    # the commands docs/cli.md documents, as fixed values
     assert set(COMMANDS) == {"init", "configure", "drop-metadata-table", "write", "read", "status", "report", "schedule", "execute",
                              "rollback", "unschedule", "clean", "show-plan", "reset-threshold", "validate", "repair-instant",
                              "pack-env", "py-files", "sync-catalog"}
     assert {c.name for c in COMMANDS.values() if c.spark} == {"write", "schedule", "execute", "rollback", "unschedule",
                                                               "clean", "sync-catalog"}
+
+
+def test_the_command_line_manual_shows_every_command_and_no_other():
+    """docs/cli.md's synopsis has a line ``hudi-etc <command> ...`` for each command."""
+    synopsis = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    shown = re.findall(r"^hudi-etc ([a-z-]+)", synopsis, flags=re.M)
+    assert set(shown) == set(COMMANDS), set(shown) ^ set(COMMANDS)
 
 
 def test_fixed_argv():

@@ -1,4 +1,5 @@
-"""Imports point one way: hudi ← compaction ← {contract, api, cli} ← {spark side, Airflow side}.
+"""Imports point one way: hudi ← compaction ← {contract, api} ← commands ← spark side ← cli, and
+{contract, api} ← Airflow side, which reads tables through the public ``Table`` API alone.
 
 Read from the source with ``ast`` (lazy imports inside functions count too), so a layer cannot
 reach upwards even on a path no test exercises.
@@ -26,9 +27,12 @@ LAYERS = {
     # the one contract (CLI ↔ Spark job ↔ operators): errors only
     "contract.py": ({"hudi"}, set(), {"airflow", "pyspark"}),
     "api.py": ({"hudi", "compaction", "report"}, set(), {"airflow", "pyspark"}),
+    # the command handlers (argv → API call → result), run by the CLI and the Spark job alike:
+    # below both, so neither the Spark room nor the CLI
+    "commands.py": ({"hudi", "contract", "api", "report"}, set(), {"airflow", "pyspark"}),
     "cli.py": (None, AIRFLOW_SIDE, {"airflow", "pyspark"}),
-    # the Spark side never imports the Airflow side
-    "spark": (None, AIRFLOW_SIDE, {"airflow"}),
+    # the Spark side never imports the Airflow side, nor the CLI (it runs the handlers of commands.py)
+    "spark": (None, AIRFLOW_SIDE | {"cli"}, {"airflow"}),
 }
 
 
@@ -88,27 +92,35 @@ def test_the_spark_room_has_the_spark_modules_and_no_shims_are_left():
         assert not (PKG / f"{name}.py").exists(), f"{name}.py left at the top of the package"
 
 
-def test_the_checker_sees_an_upward_import(tmp_path):
-    """The test can fail: a lazy upward import inside a function is found."""
-    f = PKG / "hudi" / "_layer_probe.py"
-    f.write_text("def f():\n    from ..compaction.scheduling import schedule\n    import pyspark\n")
+def _probe_imports(room: str, code: str) -> set[tuple[str, str]]:
+    """What :func:`_imports` reads from a module of ``room`` holding ``code`` (removed after)."""
+    f = PKG / room / "_layer_probe.py"
+    f.write_text(code)
     try:
-        got = _imports(f)
+        return _imports(f)
     finally:
         f.unlink()
+
+
+def test_the_checker_sees_an_upward_import(tmp_path):
+    """The test can fail: a lazy upward import inside a function is found."""
+    got = _probe_imports("hudi", "def f():\n    from ..compaction.scheduling import schedule\n    import pyspark\n")
     assert ("internal", "compaction") in got and ("external", "pyspark") in got
 
 
 def test_the_checker_sees_the_compaction_layer_reach_into_spark():
     """The test can fail: compaction importing the spark room (or pyspark) is reported."""
-    f = PKG / "compaction" / "_layer_probe.py"
-    f.write_text("def f():\n    from ..spark.engines import SparkEngine\n    from airflow_hudi_etc.hooks import hudi\n")
-    try:
-        got = _imports(f)
-    finally:
-        f.unlink()
+    got = _probe_imports("compaction", "def f():\n    from ..spark.engines import SparkEngine\n"
+                                       "    from airflow_hudi_etc.hooks import hudi\n")
     allowed = LAYERS["compaction"][0]
     assert {n for k, n in got if k == "internal"} - allowed == {"spark", "hooks"}
+
+
+def test_the_checker_sees_the_spark_room_reach_into_the_cli():
+    """The test can fail: a job running a command through the CLI (instead of the handlers of
+    ``commands.py``) is reported."""
+    got = _probe_imports("spark", "def f():\n    from airflow_hudi_etc.cli import run_command\n")
+    assert ("internal", "cli") in got and "cli" in LAYERS["spark"][1]
 
 
 # ------------------------------------------------------------------------ no import circles
@@ -211,11 +223,48 @@ def test_the_circle_checker_sees_a_circle():
     assert [hudi + "a", hudi + "b"] in found and [comp + "d", hudi + "c"] in found
 
 
+# ------------------------------------------------------ the Airflow side reads through Table
+#: the modules of the package the Airflow side may import besides its own: the public table API
+#: (``api``, and ``Table`` from the package's top level), the contract (argv, result file, the
+#: settings passed to a job), the public error types, and the Spark room's spark-submit plumbing
+AIRFLOW_PUBLIC = {"airflow_hudi_etc", "airflow_hudi_etc.api", "airflow_hudi_etc.contract",
+                  "airflow_hudi_etc.hudi.errors"}
+AIRFLOW_PUBLIC_ROOMS = ("airflow_hudi_etc.spark",)
+
+
+def _airflow_side_violations(graph: dict[str, set[str]]) -> list[str]:
+    def under(mod: str, roots) -> bool:
+        return any(mod == r or mod.startswith(r + ".") for r in roots)
+
+    side = tuple(f"airflow_hudi_etc.{n}" for n in AIRFLOW_SIDE)
+    return [f"{mod} imports {d}" for mod, deps in sorted(graph.items()) if under(mod, side)
+            for d in sorted(deps) if not (under(d, side) or d in AIRFLOW_PUBLIC or under(d, AIRFLOW_PUBLIC_ROOMS))]
+
+
+def test_the_airflow_side_reads_tables_only_through_the_public_api():
+    assert _airflow_side_violations(_module_graph()) == []
+
+
+def test_the_checker_sees_the_airflow_side_reach_into_the_compaction_service():
+    """The test can fail: a sensor importing the trigger module (not ``Table``), or a hook type
+    checked against the Hudi layer's table, is reported; the public modules are not."""
+    f = PKG / "sensors" / "_layer_probe.py"
+    f.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..hudi.table.hudi_table import HudiTable\n"
+                 "def f():\n    from ..compaction.trigger import last_threshold\n    from ..api import Table\n"
+                 "    from ..hudi import errors\n    from ..spark.shipping import package_zip\n")
+    try:
+        bad = _airflow_side_violations(_module_graph())
+    finally:
+        f.unlink()
+    assert bad == ["airflow_hudi_etc.sensors._layer_probe imports airflow_hudi_etc.compaction.trigger",
+                   "airflow_hudi_etc.sensors._layer_probe imports airflow_hudi_etc.hudi.table.hudi_table"], bad
+
+
 # ------------------------------------------------------------------ rooms of hudi/
 #: the rooms of ``hudi/``, lowest first: a module of a room imports only the modules at the top of
 #: ``hudi/`` and the rooms up to its own; the top imports no room
 HUDI_ROOMS = ("config", "logformat", "timeline", "file_group", "index", "concurrency", "services", "table", "write")
-HUDI_TOP = {"errors", "etc_keys", "storage", "owners"}
+HUDI_TOP = {"errors", "etc_keys", "storage", "owners", "crash"}
 
 
 def _room_violations(graph: dict[str, set[str]]) -> list[str]:

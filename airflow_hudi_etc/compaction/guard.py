@@ -1,5 +1,6 @@
 """The guard savepoint: what keeps Java's archiver and cleaner off slice B while a schedule's files
-exist in slice C without a visible plan (table version 6; README, "The residual window").
+exist in slice C without a visible plan (table version 6; docs/concepts.md, "The residual window
+and the guard savepoint").
 
 A ``schedule`` makes the plan's files in slice C (copies, symlinks, hard links, the split
 placeholder) before its plan is visible. Killed among them, it leaves files under final names in a
@@ -59,8 +60,8 @@ def guard_time(timeline: Timeline, c: str) -> str:
     if not cands:
         raise InvalidTimelineError(
             f"schedule refused: every completed write before {c} carries a savepoint, so no guard savepoint "
-            f"can be made (README, \"The residual window\"); nothing was changed. Repair: delete a savepoint you "
-            f"no longer need, or schedule again after the next write")
+            f"can be made (docs/concepts.md, \"The residual window and the guard savepoint\"); nothing was "
+            f"changed. Repair: delete a savepoint you no longer need, or schedule again after the next write")
     return max(cands)
 
 

@@ -133,7 +133,7 @@ def _unschedule(storage: Storage, instant: str) -> dict:
     # lose them
     refuse_foreign_data(storage, files, instant, "unschedule")
     # v6: between withdrawing the plan and deleting its copies, slice C holds files without a plan
-    # (schedule's residual window, README): the guard savepoint keeps Java's archiver before C and
+    # (schedule's residual window, docs/concepts.md): the guard savepoint keeps Java's archiver before C and
     # its cleaner off slice B until the copies are gone (:mod:`.guard`)
     guard_s = guard.guard_time(table.timeline, instant) if files and guard.needed(table.timeline) else None
     with heartbeat.hold(storage, instant, what="unschedule"):  # not while the plan is being executed

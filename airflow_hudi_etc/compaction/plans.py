@@ -211,7 +211,8 @@ def create_links(storage: Storage, plan: CompactionPlan, mode: str, *, missing_o
     rollback or archiver takes for a data file), then ``schedule.after-staged``, then each is
     renamed to its final name (a hard link and an unlink). A process killed while the bytes are
     written leaves only invisible staged files; only a kill among the renames leaves files under
-    final names in a slice on no timeline (README, "The residual window").
+    final names in a slice on no timeline (docs/concepts.md, "The residual window and the guard
+    savepoint").
 
     The files (or staged files) are made by a bounded pool of threads (:func:`link_workers`;
     copies are I/O: a read and an atomic create, a request each on object stores).

@@ -1,6 +1,8 @@
 """What the compaction service answers: ``schedule``'s :class:`ScheduleResult` with its typed
-:class:`Outcome`, the one plan decision (:class:`PlanDecision`), and the figures ``execute``
-reports from a commit (:func:`commit_figures`). No I/O here."""
+:class:`Outcome`, the one plan decision (:class:`PlanDecision`), the event-time check the Airflow
+sensor makes from it (:class:`EventTimeCheck`), a pending plan with what it carries
+(:class:`PendingPlan`), the published threshold (:class:`PublishedThreshold`), and the figures
+``execute`` reports from a commit (:func:`commit_figures`). No I/O here."""
 
 from __future__ import annotations
 
@@ -68,6 +70,68 @@ class PlanDecision:
     readiness: Readiness
     instant: str | None = None
     operations: int = 0
+
+
+@dataclass(frozen=True)
+class EventTimeCheck:
+    """May an event-time compaction with this threshold go ahead? (``table.compaction.check``: what
+    the Airflow sensor and its trigger decide.) ``state``: ``ready`` (a plan may be made now),
+    ``covered`` (the last completed event-time compaction already published a threshold ≥ this
+    one: a backfill run with nothing to do), ``resume`` (``pending_plan``, of ``operations`` file
+    groups, was planned for exactly this threshold by an earlier attempt: it is reused and
+    executed) or ``waiting`` (another pending compaction or clustering must finish first);
+    ``message`` says it for people; ``readiness`` is the EVENT_TIME trigger's check it was made from."""
+
+    state: str
+    message: str
+    readiness: Readiness
+    pending_plan: str | None = None
+    operations: int = 0
+
+    @property
+    def done(self) -> bool:
+        """True except while ``waiting``."""
+        return self.state != "waiting"
+
+    def as_dict(self) -> dict:
+        """The readiness fields with ``state``, ``done``, ``pending_plan`` and ``message`` (the
+        sensor's XCom)."""
+        return {**self.readiness.as_dict(), "state": self.state, "done": self.done, "pending_plan": self.pending_plan,
+                "message": self.message}
+
+
+@dataclass(frozen=True)
+class PendingPlan:
+    """A pending compaction, oldest first in ``table.compaction.pending_plans()``. ``state``:
+    ``requested`` or ``inflight``; ``threshold_ms`` (and ``threshold``, ``strategy``,
+    ``exact_split``, ``operations``) as its plan carries them: None for a plan that is not an
+    event-time plan of ours (a Java compactor's), and all but the first two for one that cannot
+    be read (still pending, and blocking)."""
+
+    instant: str
+    state: str
+    threshold_ms: int | None = None
+    threshold: str | None = None
+    strategy: str | None = None
+    exact_split: bool | None = None
+    operations: int | None = None
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class PublishedThreshold:
+    """The threshold the read-optimized view holds: that of the latest completed event-time
+    compaction (``instant``; lowered where ``reset-threshold`` lowered it); all None when there
+    is none."""
+
+    threshold_ms: int | None
+    threshold: str | None
+    instant: str | None
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
 
 
 def commit_figures(meta: Mapping) -> dict:

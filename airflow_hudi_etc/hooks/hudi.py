@@ -1,4 +1,5 @@
-"""``HudiTableHook``: a Hudi table's timeline, read in this process (no Spark).
+"""``HudiTableHook``: a Hudi table's timeline, read in this process (no Spark), through the
+public :class:`airflow_hudi_etc.api.Table`.
 
 Everything the sensor, its trigger and the operators' retry checks need: readiness of an
 event-time compaction, pending plans and their thresholds, the last published threshold, the
@@ -29,9 +30,9 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from airflow.sdk import BaseHook
 
-if TYPE_CHECKING:  # the Hudi layer (pyarrow, fastavro) is imported where it is used, never by the
+if TYPE_CHECKING:  # the table API (pyarrow, fastavro) is imported where it is used, never by the
     # triggerer's event loop or the DAG processor when they import this module
-    from ..hudi.table.hudi_table import HudiTable
+    from ..api import Table
 
 #: the connection the hook, the sensor, its triggers and the operators use unless told otherwise;
 #: when it does not exist the filesystem's defaults apply (local tables need no connection)
@@ -95,41 +96,17 @@ def _secret_values(options: Mapping[str, Any]) -> list[str]:
     return out
 
 
-# --------------------------------------------------------------------------- pure checks
-def pending_plans(table: HudiTable) -> list[dict]:
-    """Pending compactions, oldest first, with the threshold their plan carries (None: not ours)."""
-    from ..compaction.plans import read_plan
-    from ..hudi.services.etc_metadata import PlanExtra
-    from ..hudi.index.stats import iso_ms
+# --------------------------------------------------------------------------- checks
+def _table(path: Any, storage_options: Mapping[str, Any] | None) -> Table:
+    from ..api import Table
 
-    out = []
-    for inst in table.timeline.pending_compactions:
-        entry = {"instant": inst.timestamp, "state": inst.state.name.lower(), "threshold_ms": None,
-                 "threshold": None, "strategy": None, "exact_split": None, "operations": None}
-        try:
-            plan = read_plan(table, inst.timestamp)
-        except Exception:  # unreadable plan: still pending (and blocking); the job will report it
-            out.append(entry)
-            continue
-        x = PlanExtra.from_extra(plan.extra)
-        entry.update(threshold_ms=x.threshold_ms, threshold=iso_ms(x.threshold_ms), strategy=x.strategy,
-                     exact_split=x.exact_split, operations=len(plan.operations))
-        out.append(entry)
-    return out
-
-
-def compaction_state(table: HudiTable, instant: str) -> str | None:
-    """``requested`` / ``inflight`` / ``completed`` of compaction ``instant``; None when absent."""
-    from ..hudi.timeline.active import Action, State
-
-    for i in table.timeline.get(instant):
-        if i.action is Action.COMPACTION:
-            return {State.REQUESTED: "requested", State.INFLIGHT: "inflight", State.COMPLETED: "completed"}[i.state]
-    return None
+    return path if isinstance(path, Table) else Table(path, storage_options=storage_options)
 
 
 def event_time_check(path: Any, *, threshold_ms: int, storage_options: Mapping[str, Any] | None = None) -> dict:
-    """What the sensor and its trigger decide, as one JSON-able dict.
+    """What the sensor and its trigger decide, as one JSON-able dict (``path``: a path or a
+    :class:`~airflow_hudi_etc.api.Table`): :meth:`Compaction.check
+    <airflow_hudi_etc.api.Compaction.check>`'s answer.
 
     ``state``: ``ready`` (a plan for this threshold may be made now), ``covered`` (the last
     completed event-time compaction's threshold is already ≥ this one: a backfill run with
@@ -138,50 +115,13 @@ def event_time_check(path: Any, *, threshold_ms: int, storage_options: Mapping[s
     (another pending compaction or clustering must finish first). ``done`` is true except for
     ``waiting``.
     """
-    from ..compaction.results import Outcome
-    from ..compaction.scheduling import plan_decision
-    from ..hudi.table.hudi_table import HudiTable
-
-    from ..compaction.intents import finish_stale_intents
-
-    table = path if isinstance(path, HudiTable) else HudiTable.load(path, storage_options)
-    # the poke finishes what a killed schedule left (one listing of the intent folder when there
-    # is nothing to do): Java's archiver may pass slice C before our next command runs
-    finish_stale_intents(table.storage, table.config)
-    d = plan_decision(table, threshold_ms=threshold_ms)  # the one decision, as schedule makes it
-    r = d.readiness
-    own = d.instant if d.outcome is Outcome.ALREADY_SCHEDULED else None
-    if own is not None:
-        state = "resume"
-        message = (f"resume: compaction {own} was planned for this very threshold by an earlier attempt; "
-                   f"it will be reused and executed")
-    elif d.outcome is Outcome.READY:
-        state, message = "ready", "ready: no pending compaction or clustering, threshold moves forward"
-    elif d.outcome is Outcome.COVERED:
-        state = "covered"
-        message = (f"covered: the last event-time compaction ({r.last_compaction_instant}) already published "
-                   f"threshold {r.last_threshold} >= {r.threshold}; nothing to do for this run (backfill no-op)")
-    else:
-        state, message = "waiting", f"waiting: {r.reason}"
-    return {
-        **r.as_dict(),
-        "state": state,
-        "done": state != "waiting",
-        "pending_plan": own,
-        "message": message,
-    }
+    return _table(path, storage_options).compaction.check(threshold_ms).as_dict()
 
 
 def published_threshold(path: Any, storage_options: Mapping[str, Any] | None = None) -> dict:
     """``{threshold_ms, threshold, instant}`` of the latest completed event-time compaction of the
     table at ``path`` (a timeline read; blocking: triggers call it in a thread)."""
-    from ..compaction.trigger import last_threshold
-    from ..hudi.index.stats import iso_ms
-    from ..hudi.table.hudi_table import HudiTable
-
-    table = path if isinstance(path, HudiTable) else HudiTable.load(path, storage_options)
-    ms, inst = last_threshold(table)
-    return {"threshold_ms": ms, "threshold": iso_ms(ms), "instant": inst}
+    return _table(path, storage_options).compaction.last_threshold().as_dict()
 
 
 class HudiTableHook(BaseHook):
@@ -269,33 +209,36 @@ class HudiTableHook(BaseHook):
                 return False, ("set the extra 'table_path' (a table on this storage) to test the connection: "
                                "its path and the credentials are checked by reading that table's timeline")
             table = self.load_table(str(path))
-            last = published_threshold(table)
-            return True, (f"read table {table.config.name!r} at {path}: {len(table.timeline.instants)} instants on "
-                          f"its timeline, last published threshold {last['threshold']}")
+            info = table.info()
+            last = table.compaction.last_threshold()
+            return True, (f"read table {info.name!r} at {path}: {info.instants} instants on "
+                          f"its timeline, last published threshold {last.threshold}")
         except Exception as e:  # noqa: BLE001 - the form shows the reason
             return False, f"{type(e).__name__}: {e}"
 
     # ---------------------------------------------------------------- timeline reads
-    def load_table(self, path: str) -> HudiTable:
-        from ..hudi.table.hudi_table import HudiTable
+    def load_table(self, path: str) -> Table:
+        """The table at ``path`` with this hook's storage options (``TableNotFoundError`` when
+        there is none)."""
+        from ..api import Table
 
-        return HudiTable.load(path, self.get_storage_options())
+        return Table.open(path, storage_options=self.get_storage_options())
 
     def check(self, path: str, *, threshold_ms: int) -> dict:
         """:func:`event_time_check` with this hook's storage options."""
         return event_time_check(path, threshold_ms=threshold_ms, storage_options=self.get_storage_options())
 
     def readiness(self, path: str, *, threshold_ms: int):
-        """The raw :class:`~airflow_hudi_etc.compaction.trigger.Readiness`."""
-        from ..compaction.trigger import check_readiness
-
-        return check_readiness(path, threshold_ms=threshold_ms, storage_options=self.get_storage_options())
+        """The raw :class:`~airflow_hudi_etc.api.Readiness`."""
+        return _table(path, self.get_storage_options()).compaction.readiness(threshold_ms)
 
     def pending_plans(self, path: str) -> list[dict]:
-        return pending_plans(self.load_table(path))
+        """Pending compactions, oldest first, with the threshold their plan carries (None: not ours)."""
+        return [p.as_dict() for p in _table(path, self.get_storage_options()).compaction.pending_plans()]
 
     def compaction_state(self, path: str, instant: str) -> str | None:
-        return compaction_state(self.load_table(path), instant)
+        """``requested`` / ``inflight`` / ``completed`` of compaction ``instant``; None when absent."""
+        return _table(path, self.get_storage_options()).compaction.state(instant)
 
     def last_threshold(self, path: str) -> dict:
         """The threshold the table's RO view holds: ``{threshold_ms, threshold, instant}`` of the
@@ -303,8 +246,7 @@ class HudiTableHook(BaseHook):
         return published_threshold(path, self.get_storage_options())
 
     def metrics(self, path: str, *, include_slices: bool = False, allow_scan: bool = False) -> dict:
-        """Freshness metrics (``compaction.metrics.table_metrics``) from the timeline alone."""
-        from ..compaction.metrics import table_metrics
-
-        return table_metrics(path, storage_options=self.get_storage_options(), include_slices=include_slices,
-                             allow_scan=allow_scan)
+        """Freshness metrics (:meth:`Table.status <airflow_hudi_etc.api.Table.status>`'s details)
+        from the timeline alone."""
+        return _table(path, self.get_storage_options()).status(include_slices=include_slices,
+                                                               allow_scan=allow_scan).as_dict()

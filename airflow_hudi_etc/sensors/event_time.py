@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 def resolve_compaction_time(value: Any, context: Any) -> _dt.datetime:
     """The run's compaction time: the rendered argument, else ``data_interval_end``, else the logical
     date / run_after of the run, else now (UTC)."""
-    from ..compaction.times import parse_time
+    from ..api import parse_time
 
     if isinstance(value, str) and value.strip() in ("", "None", "null"):
         value = None
@@ -38,8 +38,7 @@ def resolve_compaction_time(value: Any, context: Any) -> _dt.datetime:
 
 def threshold_for(compaction_time: Any, data_latency: Any, context: Any = None) -> tuple[_dt.datetime, int]:
     """(compaction time, threshold ms) exactly as ``hudi-etc schedule`` computes them."""
-    from ..compaction.times import parse_duration
-    from ..compaction.trigger import threshold_ms_for
+    from ..api import parse_duration, threshold_ms_for
 
     ct = resolve_compaction_time(compaction_time, context)
     latency = data_latency if isinstance(data_latency, timedelta) else parse_duration(str(data_latency))
@@ -117,7 +116,7 @@ class EventTimeCompactionSensor(BaseSensorOperator):
         return threshold_for(self.compaction_time, self.data_latency, context)
 
     def _xcom(self, result: dict, ct: _dt.datetime) -> dict:
-        from ..compaction.times import parse_duration
+        from ..api import parse_duration
 
         latency = self.data_latency if isinstance(self.data_latency, timedelta) else parse_duration(str(self.data_latency))
         return {**result, "compaction_time": ct.isoformat(), "data_latency_seconds": latency.total_seconds()}

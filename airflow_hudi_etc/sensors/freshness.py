@@ -45,7 +45,7 @@ def catalog_threshold_ms(sync_result: Mapping[str, Any] | None) -> int | None:
 
 
 def _iso(ms: int | None) -> str | None:
-    from ..hudi.index.stats import iso_ms
+    from ..api import iso_ms
 
     return None if ms is None else iso_ms(ms)
 
@@ -94,17 +94,18 @@ class EventTimeFreshnessSensor(BaseSensorOperator):
         ct, promised = threshold_for(self.compaction_time, self.data_latency, context)
         hook = self._hook()
         table = hook.load_table(self.table_path)
-        from ..hooks.hudi import pending_plans, published_threshold
-
-        reached = published_threshold(table)
+        # the pending plans are read before the threshold: a plan seen pending here that completes
+        # before the threshold is read shows in that threshold, so no plan is missed in between
+        pending = table.compaction.pending_plans()
+        reached = table.compaction.last_threshold()
         out = {"table_path": str(self.table_path), "compaction_time": ct.isoformat(),
                "promised_threshold_ms": promised, "promised_threshold": _iso(promised),
-               "threshold_ms": reached["threshold_ms"], "threshold": reached["threshold"],
-               "instant": reached["instant"], "catalog_threshold_ms": None, "catalog_threshold": None}
-        head = (f"{self.table_path}: the read-optimized view holds threshold {reached['threshold']} "
-                f"(compaction {reached['instant']}); this run promised {_iso(promised)} "
+               "threshold_ms": reached.threshold_ms, "threshold": reached.threshold,
+               "instant": reached.instant, "catalog_threshold_ms": None, "catalog_threshold": None}
+        head = (f"{self.table_path}: the read-optimized view holds threshold {reached.threshold} "
+                f"(compaction {reached.instant}); this run promised {_iso(promised)} "
                 f"(compaction time {ct.isoformat()}, latency {self.data_latency})")
-        if reached["threshold_ms"] is not None and reached["threshold_ms"] >= promised:
+        if reached.threshold_ms is not None and reached.threshold_ms >= promised:
             if self.sync_task_id:
                 cat, status = self._catalog(context)
                 out.update(catalog_threshold_ms=cat, catalog_threshold=_iso(cat), catalog_checked=status != "no result")
@@ -115,7 +116,6 @@ class EventTimeFreshnessSensor(BaseSensorOperator):
                         f"{head}; but the catalog holds {_iso(cat)} (sync {self.sync_task_id}: {status})")
             self.log.info("%s: kept", head)
             return PokeReturnValue(True, out)
-        pending = pending_plans(table)
         if not pending:
             # nothing published yet reaches it, but no log holds a record at or before it (no log
             # at all, or the smallest event time in the logs is later, from the write stats): the
@@ -128,11 +128,11 @@ class EventTimeFreshnessSensor(BaseSensorOperator):
                 self.log.info("%s: kept (no log record at or before it; earliest in the logs: %s)", head,
                               m.get("min_event_time"))
                 return PokeReturnValue(True, out)
-        reaching = [p for p in pending if (p["threshold_ms"] or -1) >= promised]
+        reaching = [p for p in pending if (p.threshold_ms or -1) >= promised]
         if reaching:
             p = reaching[0]
-            self.log.info("%s; waiting for pending compaction %s (%s, threshold %s)", head, p["instant"],
-                          p["state"], p["threshold"])
+            self.log.info("%s; waiting for pending compaction %s (%s, threshold %s)", head, p.instant,
+                          p.state, p.threshold)
             return PokeReturnValue(False)
         raise AirflowFailException(
             f"{head}: threshold not reached and no pending event-time compaction reaches it (another plan was "

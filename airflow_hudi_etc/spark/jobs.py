@@ -4,8 +4,9 @@
 
 The commands and their arguments are those of :mod:`airflow_hudi_etc.contract` (the parser is
 generated from the same definitions as the CLI's and the operators' argv). The job builds the
-SparkSession that spark-submit configured, runs the CLI command with that session (per-file-group
-tasks go to Spark executors through :class:`~airflow_hudi_etc.spark.engines.SparkEngine`), prints
+SparkSession that spark-submit configured, runs the command's handler with that session (the
+CLI's, :func:`airflow_hudi_etc.spark.commands.run`; per-file-group tasks go to Spark executors
+through :class:`~airflow_hudi_etc.spark.engines.SparkEngine`), prints
 the result JSON on stdout and writes it to ``--result-file`` (a local path or any fsspec URI;
 spark-submit returns no value, so this is how the CLI and the Airflow operators get it back).
 Errors are written the same way, as the error envelope ``{"error": {"code", "type", "message"}}``,
@@ -145,9 +146,9 @@ def parse_job_argv(argv: list[str]):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from airflow_hudi_etc.cli import run_command
     from airflow_hudi_etc.contract import parse, split_job_argv
     from airflow_hudi_etc.hudi.errors import HudiEtcError, error_envelope
+    from airflow_hudi_etc.spark.commands import run
 
     result_file, cli_argv = split_job_argv([str(x) for x in (sys.argv[1:] if argv is None else argv)])
     try:
@@ -162,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     use_jvm(spark)  # the table's lock provider: Hudi's own class when the bundle is on the classpath
     rolled_back = _earlier_attempt(args)
     try:
-        result = run_command(args, cli_argv, spark_session=spark)
+        result = run(args, spark_session=spark)
         if isinstance(result, dict) and "engine" in vars(args):
             result.setdefault("engine", "spark")
         _write_result(result_file, result)

@@ -6,10 +6,9 @@ from __future__ import annotations
 import pytest
 
 import airflow_env  # noqa: F401  (configures Airflow before it is imported)
+from airflow_hudi_etc.api import Table
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.hudi.errors import JavaCompactionError
-from airflow_hudi_etc.hudi.storage import Storage
-from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
 from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from airflow_hudi_etc.operators.compaction import ExecuteCompactionOperator, await_java_execution, wait_for_java
 from batches import batch
@@ -42,7 +41,7 @@ def test_execute_task_waits_for_javas_verified_commit(tmp_path):
         pokes.append(_s)
         java.compact()
 
-    out = await_java_execution(Storage(str(path)), c, 60, 5, sleep=sleep)
+    out = await_java_execution(Table(str(path)), c, 60, 5, sleep=sleep)
     assert out["status"] == "completed" and out["executed_by"] == "java" and out["instant"] == c
     assert pokes == [5]
 
@@ -51,7 +50,7 @@ def test_execute_task_gives_up_typed(tmp_path):
     path, c = _planned(tmp_path)
     t = iter(range(0, 1000, 10))
     with pytest.raises(JavaCompactionError, match="still requested") as e:
-        await_java_execution(Storage(str(path)), c, 25, 10, clock=lambda: next(t), sleep=lambda _s: None)
+        await_java_execution(Table(str(path)), c, 25, 10, clock=lambda: next(t), sleep=lambda _s: None)
     from airflow_hudi_etc.failfast import is_retryable
 
     assert e.value.code == "java_execution_pending" and is_retryable(e.value)  # Java may commit it later
@@ -60,11 +59,11 @@ def test_execute_task_gives_up_typed(tmp_path):
 def test_java_executes_is_the_default_where_java_compacts(tmp_path):
     path, c = _planned(tmp_path)
     op = ExecuteCompactionOperator(task_id="execute", table_path=str(path))
-    assert op.java_executes is None and not wait_for_java(op, HudiTable.load(str(path)))
+    assert op.java_executes is None and not wait_for_java(op, Table(str(path)))
     JavaHudi(path, 1).compact()  # the timeline now shows Java compacting
-    assert wait_for_java(op, HudiTable.load(str(path)))
+    assert wait_for_java(op, Table(str(path)))
     assert not wait_for_java(ExecuteCompactionOperator(task_id="x", table_path=str(path), java_executes=False),
-                             HudiTable.load(str(path)))
+                             Table(str(path)))
 
 
 @pytest.mark.parametrize("java_executes", [None, False])
@@ -74,8 +73,6 @@ def test_execute_task_fails_fast_where_nobody_recorded_whether_java_compacts(tmp
     without retry, with the typed error naming the configure command; no job is submitted and
     nothing is written. Recorded on: the task waits for Java; recorded off: the job is submitted."""
     from airflow.sdk.exceptions import AirflowFailException
-
-    from airflow_hudi_etc.api import Table
 
     path, c = _planned(tmp_path)
     submitted = []
@@ -87,8 +84,8 @@ def test_execute_task_fails_fast_where_nobody_recorded_whether_java_compacts(tmp
     assert isinstance(e.value.__cause__, JavaCompactionError), repr(e.value.__cause__)
     assert not submitted and sorted(str(p.relative_to(path)) for p in path.rglob("*")) == before
     Table(str(path)).configure(java_compaction="on")
-    assert wait_for_java(op, HudiTable.load(str(path))) is (java_executes is None)
+    assert wait_for_java(op, Table(str(path))) is (java_executes is None)
     Table(str(path)).configure(java_compaction="off")
-    assert not wait_for_java(op, HudiTable.load(str(path)))
+    assert not wait_for_java(op, Table(str(path)))
     op.execute({})
     assert len(submitted) == 1

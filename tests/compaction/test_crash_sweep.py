@@ -47,6 +47,7 @@ CASES = [
     ("write.after-file", 1, "w1", "next-write"),
     ("write.after-file", 2, "w1", "rollback"),
     ("write.before-commit", 1, "w1", "next-write"),
+    ("commit.after-metadata", 1, "w1", "rollback"),
     # the same points for a write into a pending plan's slice C
     ("write.after-requested", 1, "w2", "rollback"),
     ("write.after-inflight", 1, "w2", "next-write"),
@@ -67,6 +68,7 @@ CASES = [
     ("execute.after-split-log", 1, "execute", "rerun"),
     ("execute.after-split-log", 2, "execute", "rollback"),
     ("execute.before-commit", 1, "execute", "rerun"),
+    ("commit.after-metadata", 1, "execute", "rerun"),
     ("rollback.after-file-removed", 1, "rollback", "rerun"),
     ("rollback.after-file-removed", 2, "rollback", "rerun"),
     ("rollback.before-inflight-removed", 1, "rollback", "rerun"),

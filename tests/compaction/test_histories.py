@@ -198,7 +198,7 @@ class Run:
         self.check_ro_guarantee(res.threshold_ms, self.history[:written_before])
         # time travel to C: C's base files and the logs of instants up to C (the write while the
         # plan was pending is after C). A key the prefix deleted and that write re-inserted is in
-        # C's base file with its record merged over the whole slice (README): C shows it too
+        # C's base file with its record merged over the whole slice (docs/concepts.md): C shows it too
         self.record(res.instant, self.model.snapshot_without_last_logs(pending_logs, logs_at_plan))
         if pending_write is not None:  # after C: read over slice C once C completed (as Hudi does)
             self.record(pending_write)

@@ -64,7 +64,7 @@ def test_one_decision_for_schedule_and_the_sensor(tmp_path):
     assert (d.outcome, d.instant) == (Outcome.PENDING, "20991231000000000")
     d = plan_decision(table, threshold_ms=threshold + H)
     assert (d.outcome, d.instant) == (Outcome.PENDING, "20991231000000000")
-    check = event_time_check(table, threshold_ms=threshold)
+    check = event_time_check(str(path), threshold_ms=threshold)
     assert (check["state"], check["pending_plan"], check["done"]) == ("resume", "20991231000000000", True)
     again = schedule(str(path), data_latency="1h", compaction_time=iso(T0 + 2 * H), link_mode="copy")
     assert (again.instant, again.outcome, again.as_dict()["outcome"]) == ("20991231000000000",
@@ -76,4 +76,4 @@ def test_one_decision_for_schedule_and_the_sensor(tmp_path):
     assert plan_decision(table, threshold_ms=threshold).outcome is Outcome.COVERED
     assert plan_decision(table, threshold_ms=threshold - 1).outcome is Outcome.COVERED
     assert plan_decision(table, threshold_ms=threshold + 1).outcome is Outcome.READY
-    assert event_time_check(table, threshold_ms=threshold)["state"] == "covered"
+    assert event_time_check(str(path), threshold_ms=threshold)["state"] == "covered"

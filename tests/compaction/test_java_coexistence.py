@@ -1097,7 +1097,8 @@ OPS = ("our_write", "our_delete", "java_write", "java_delete", "java_failed_writ
 PENDING_OPS = ("java_write", "java_write", "java_failed_write", "java_compact", "java_clean", "our_write")
 #: versions 8/9 add a Java write killed and left pending (Java's next write rolls it back, or ours
 #: does), and Java's compactor planning its own where no plan is pending — past such a write, as
-#: real Java 1.0/1.1 do (then their rollback of it refuses: the harness repairs it as README says)
+#: real Java 1.0/1.1 do (then their rollback of it refuses: the harness repairs it as
+#: docs/java-writers.md says)
 OPS_1X = OPS + ("java_killed_write",)
 
 

@@ -213,7 +213,7 @@ def test_killed_execute_then_retry(base, tmp_path):
         name = n.rsplit("/", 1)[1]
         assert not name.endswith(".parquet") and not JAVA_LOG_RE.match(name), name
     assert_snapshot(sc)  # readers: the old slices
-    out = json.loads(cli("execute", "--path", sc.path).stdout)  # the retry, as the README says
+    out = json.loads(cli("execute", "--path", sc.path).stdout)  # the retry, as docs/operations.md says
     assert out["status"] == "completed" and out["instant"] == instant
     assert not [n for n in data_files(sc.path) if n.rsplit("/", 1)[1].startswith(".hudi-etc-tmp")]
     judge(sc)

@@ -1,9 +1,9 @@
-"""Issue 23 item 7: the precise scope of README's caveat on time travel after a compaction C
+"""Issue 23 item 7: the precise scope of the documented caveat on time travel after a compaction C
 without exact split, when a key C's prefix deleted is re-inserted by a write made while C was
 pending (instant T > C, a log of slice C that execute folds in).
 
-README states: base C then holds that key's record with its commit time T, so time travel to
-any t with C <= t < T shows it (stock readers alike: hudi-rs agrees), although at t the key was
+docs/concepts.md states: base C then holds that key's record with its commit time T, so time
+travel to any t with C <= t < T shows it (stock readers alike: hudi-rs agrees), although at t the key was
 deleted; time travel before C and from T on is exact. Judged by hudi-rs and by a hand-written
 model of which keys live at each instant (fixed values)."""
 
@@ -45,7 +45,7 @@ def test_time_travel_between_c_and_a_reinsert_made_while_c_was_pending(tmp_path)
         theirs = keys(hudi_rs_read(table.path, as_of=as_of))
         assert ours == theirs, as_of  # what a stock reader shows
         if c <= as_of < t:
-            # README's caveat, exactly: the re-inserted record, with its commit time T, shows
+            # the documented caveat, exactly: the re-inserted record, with its commit time T, shows
             assert ours == {**want, "a": (3, t)}, as_of
         else:
             assert ours == want, as_of

@@ -136,7 +136,7 @@ def test_other_java_writers_record_no_event_times_and_the_logs_are_scanned(java_
 def test_java_11_drops_event_times_that_are_not_10_or_13_digits(java_hudi, tmp_path):
     """A 12-digit value (epoch ms before 2001-09-09) is left out of the log's range: the stat
     says 01h although the log also holds a record of 2001, which a scan finds. Planning cannot
-    tell (README: the value formats Java records)."""
+    tell (docs/java-writers.md: the value formats Java records)."""
     path = java_table(java_hudi("1.1"), tmp_path, "ms", WATERMARK)
     java_hudi("1.1").upsert(path, [{"k": "k1", "ts": 3, "event_time": T0 + H, "city": "sf", "v": 3.0},
                                    {"k": "k0", "ts": 3, "event_time": 999_000_000_000, "city": "sf", "v": 3.0}],

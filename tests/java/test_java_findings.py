@@ -112,7 +112,7 @@ def guard_holds_archival_until_a_command_of_ours(java, t, s, c, want) -> None:
 
 
 #: a schedule killed while its copies' bytes are written (every copy staged, none renamed); and
-#: among the renames, the residual window the guard savepoint closes (README): one copy under its
+#: among the renames, the residual window the guard savepoint closes (docs/concepts.md): one copy under its
 #: final name, then Java first
 KILLED_IN_COPY_PHASE = pytest.mark.parametrize("point", [
     "schedule.after-staged", pytest.param("schedule.after-link@1", id="renaming")])

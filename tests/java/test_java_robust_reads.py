@@ -61,7 +61,7 @@ def test_zero_byte_completed_deltacommit(java_hudi, tmp_path, capsys, version, l
     assert values(Table.open(t.path).read().to_pylist()) == snapshot
     # (our incremental read still takes T's records where another commit of the range touched the
     # same file group: it reads a touched group's slices by commit time, Java only the files the
-    # commits' write stats name; README "validate")
+    # commits' write stats name; docs/concepts.md, "validate")
     with pytest.raises(Exception, match="(?i)json|avro|metadata|parse|eof|magic"):
         hudi_rs_read(t.path)
     rc, out = run(capsys, "validate", "--path", t.path)

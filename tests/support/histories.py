@@ -8,9 +8,9 @@ a natural-order delete wins over earlier records and any later data record over 
 ``DefaultHoodieRecordPayload`` keeps the base when its ordering value is larger. Because the answer
 then depends on what the base holds, the model applies each executed plan itself: the plan says
 only how many logs of each file group it compacts (the product's decision); what the new base and
-the remaining logs hold is the model's. An exact split follows the README's rule: the base gets
-each key's latest version with event time ≤ the threshold (a base a compaction wrote keeps its
-records), and the records after it stay in a log before the remaining ones.
+the remaining logs hold is the model's. An exact split follows the rule of docs/concepts.md: the
+base gets each key's latest version with event time ≤ the threshold (a base a compaction wrote
+keeps its records), and the records after it stay in a log before the remaining ones.
 
 Which file group a written key lands in is taken from the table after each write (the writer's
 placement is not what is being judged); everything else is computed here.
@@ -141,7 +141,7 @@ class LayoutModel:
             split = []
             if not exact:
                 # a key the prefix deleted and a later log re-inserts goes into the base with its
-                # record merged over the whole slice (README: base-file indexes keep finding it)
+                # record merged over the whole slice (docs/concepts.md: base-file indexes keep finding it)
                 for k in g.keys() - set(new_base):
                     whole = merge(g.base.get(k), fold(g.events(k), eto=self.eto, po=self.po), eto=self.eto)
                     if whole is not None:
@@ -262,7 +262,7 @@ class Step:
 
 #: timeline zones of the histories: east and west of UTC, half-hour and 45-minute offsets, DST
 TIMELINE_ZONES = ("UTC", "Asia/Tokyo", "America/Los_Angeles", "Europe/Paris", "Asia/Kolkata", "Pacific/Chatham")
-#: characters no partition value may hold (README: control characters, separators)
+#: characters no partition value may hold (docs/operations.md: control characters, separators)
 _NOT_IN_VALUES = {*map(chr, range(0x20)), "\x7f", "/", "\\", ":"}
 #: a '%' that may start what Java decodes in a folder name ('%41', '%+f', '%-0', Unicode digits)
 _JAVA_DECODED = re.compile(r"%[0-9A-Fa-f+\-\uff21-\uff26\uff41-\uff46]|%\d")
@@ -271,7 +271,8 @@ _JAVA_DECODED = re.compile(r"%[0-9A-Fa-f+\-\uff21-\uff26\uff41-\uff46]|%\d")
 def unicode_region_names(seed: int, n: int = 3) -> tuple[str, ...]:
     """``n`` distinct partition values of 1-4 characters from the whole Unicode range (BMP,
     astral planes, private use, non-characters), none hidden (leading '.') nor '.'/'..', and none
-    Java cannot read back as written (README "Writing": no ':', no '%XX' Java decodes)."""
+    Java cannot read back as written (docs/operations.md, "Partition values": no ':', no '%XX'
+    Java decodes)."""
     rng = random.Random(seed * 104729 + 7)
     out: list[str] = []
     while len(out) < n:

@@ -83,3 +83,53 @@ def java_rows_by_key(java, path, *, ro: bool = False, columns=("key", "ts", "eve
         assert r[key] not in out, f"Java {'RO' if ro else 'snapshot'}: key {r[key]} read twice"
         out[r[key]] = {c: r[c] for c in columns}
     return out
+
+
+def column_stats_differences(java, path) -> list | None:
+    """The metadata table's ``column_stats`` (Hudi's ``show_metadata_table_column_stats``) against
+    the base files' own values, read with pyarrow: [(file, column, what, MDT says, file says)];
+    None when the table keeps no column stats (v6, and 1.0's defaults). Also a difference: a
+    file group's newest base file with no stats at all (a reader skipping by them would skip it)."""
+    import re
+    from pathlib import Path
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    props = (Path(path) / ".hoodie" / "hoodie.properties").read_text()
+    m = re.search(r"^hoodie\.table\.metadata\.partitions=(.*)$", props, re.M)
+    if not m or "column_stats" not in m.group(1).split(","):
+        return None
+    files = {f.name: f for f in Path(path).rglob("*.parquet") if ".hoodie" not in f.parts and f.stat().st_size}
+    if not files:
+        return []
+    columns = [c for c in pq.read_schema(next(iter(files.values()))).names if not c.startswith("_hoodie_")]
+    rows = java.sql(f"CALL show_metadata_table_column_stats(table => '{{table}}', targetColumns => '{','.join(columns)}')",
+                    path=path, options={"hoodie.metadata.enable": "true"})
+    out, seen = [], set()
+    for r in rows:
+        name, col = r["file_name"], r["column_name"]
+        f = files.get(name)
+        if f is None:
+            out.append((name, col, "stats of a file storage does not hold", None, None))
+            continue
+        seen.add(name)
+        arr = pq.read_table(f, columns=[col]).column(0)
+        if pa.types.is_timestamp(arr.type):  # Hudi shows a timestamp's stats as its long value
+            arr = arr.cast("int64")
+        mm = pc.min_max(arr).as_py()
+        want = (mm["min"], mm["max"], arr.null_count)
+        typed = float if isinstance(want[0], float) else int if isinstance(want[0], int) else str
+        got = tuple(None if v is None else typed(v) for v in (r["min_value"], r["max_value"])) + (r["null_number"],)
+        if got != want:
+            out.append((name, col, "min, max, nulls", got, want))
+    completed = {n.split(".")[0].split("_")[0] for n in timeline_names(path)
+                 if not n.endswith((".requested", ".inflight"))}
+    newest: dict = {}
+    for name in files:  # <fileId>_<token>_<instant>.parquet; a killed command's file is no one's
+        fid, inst = name.split("_")[0], name.rsplit("_", 1)[1].split(".")[0]
+        if inst in completed and inst > newest.get(fid, ("",))[0]:
+            newest[fid] = (inst, name)
+    out += [(name, "*", "no column stats", None, None) for _, name in newest.values() if name not in seen]
+    return out

@@ -58,12 +58,12 @@ JAVA_DDL = "key string, ts bigint, event_time bigint, value double, note string,
 #: our crash points per command, with the hit to die at (per-file points: the first or second)
 CRASHES = {
     "write": ["write.after-requested@1", "write.after-inflight@1", "write.after-file@1", "write.after-file@2",
-              "write.before-commit@1"],
+              "write.before-commit@1", "commit.after-metadata@1"],
     "schedule": ["schedule.before-links@1", "schedule.after-staged@1", "schedule.after-link@1", "schedule.after-link@2",
                  "schedule.before-plan@1", "schedule.after-aux-plan@1", "schedule.after-guard@1"],  # (v6 only: not hit on 8/9)
     "execute": ["execute.after-inflight@1", "execute.mid-base-file@1", "execute.after-base-file@1",
                 "execute.after-base-file@2", "execute.after-split-log@1", "execute.after-split-log@2",
-                "execute.before-commit@1"],
+                "execute.before-commit@1", "commit.after-metadata@1"],
     "rollback": ["rollback.after-file-removed@1", "rollback.after-file-removed@2", "rollback.before-inflight-removed@1"],
     "unschedule": ["unschedule.after-requested-removed@1"],
     "clean": ["clean.after-requested@1", "clean.after-inflight@1", "clean.after-delete@1", "clean.after-delete@2",
@@ -156,7 +156,7 @@ class JavaWorld:
 
     def java_keys(self) -> set:
         """The live keys Java's bloom/simple index finds: those in a base file (the last RO read).
-        README, exact split: a key an exact split keeps in logs only is not found, and Java
+        docs/concepts.md, exact split: a key an exact split keeps in logs only is not found, and Java
         inserts it again (a duplicate, seen here: v9 seed 0) or drops its delete."""
         return set(self.model) & self.ro_keys
 
@@ -494,10 +494,10 @@ class JavaWorld:
     def java_write(self, write) -> tuple:
         """Run a Java write; Java's own refusal of a failed write with a commit after it (Java 1.x
         compacts past its killed write, then its eager rollback says ``Found commits after time``:
-        test_java_findings.py::test_java_1x_compacts_past_its_killed_write_…) is repaired as README
-        tells users: validate names it ``stuck-write``, our ``rollback --instant`` removes it, and
-        the write runs again. Returns what the write returned and what was repaired, for the
-        step's line."""
+        test_java_findings.py::test_java_1x_compacts_past_its_killed_write_…) is repaired as
+        docs/java-writers.md tells users: validate names it ``stuck-write``, our ``rollback
+        --instant`` removes it, and the write runs again. Returns what the write returned and what
+        was repaired, for the step's line."""
         try:
             return write(), ""
         except (JavaHudiError, JavaHudiHarnessError) as e:

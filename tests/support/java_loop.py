@@ -34,6 +34,7 @@ from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
 from airflow_hudi_etc.hudi.timeline.active import State
 from batches import DATA_COLS
+from java_checks import column_stats_differences
 from java_hudi import JavaHudiError
 from java_interleave import CRASHES, JAVA_DDL, JAVA_OPTS, JavaWorld, by_key
 from ours import Hosted
@@ -320,6 +321,8 @@ class LoopWorld(JavaWorld):
                     f"{part}/{n} ({data[n]} bytes, instant {inst}: "
                     f"{'completed' if inst in completed else 'pending plan' if inst in plans else '?'}) "
                     "is on storage but not in the metadata table")
+        stats = column_stats_differences(self.java, self.path)
+        assert not stats, f"column_stats differ from the files (file, column, what, MDT, file): {stats}"
         want = {k: r["value"] for k, r in self.model.items()}
         if not self.rollback_past_java_horizon():
             got = by_key(self.java.read(self.path, options={"hoodie.metadata.enable": "true",

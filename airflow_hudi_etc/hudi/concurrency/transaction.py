@@ -20,6 +20,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from ..crash import crashpoint
 from ..errors import InstantExistsError
 from ..timeline import layout
 from ..timeline.active import Action, Timeline
@@ -72,6 +73,7 @@ class Transaction:
         jvm_metadata.apply(self.storage, self.config, action, ts, data)
         for hook in list(_HOOKS):
             hook(self, action, ts, data)
+        crashpoint("commit.after-metadata")
         return layout.complete(self.storage, started_on, ts, action, data, zone=zone, now=now)
 
 

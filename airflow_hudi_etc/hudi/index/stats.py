@@ -4,7 +4,8 @@ The min/max event time of a log file comes from the ``minEventTime``/``maxEventT
 write stats that wrote it (Hudi's own fields; our writer fills them): one stat per log, or, where
 Java appends to a log across deltacommits (HDFS), one per append, whose ranges are merged. Logs
 written by writers that did not record them (Java before 1.1; Java 1.1 without
-``hoodie.write.track.event.time.watermark``: README, "Event times Java writers record") fall
+``hoodie.write.track.event.time.watermark``: docs/java-writers.md, "Event times Java writers
+record") fall
 back to a scan of the event-time column of their committed data blocks.
 """
 

@@ -5,8 +5,8 @@ A write is one PUT of the whole object (``pipe_file``): a reader never sees part
 write-once create is fsspec's existence check, then the put: not atomic between two writers,
 so the **single-writer rule** applies here: at most one process may write to the table's
 timeline at a time (one writer and one compaction service, as Hudi's own single-writer mode;
-the compaction commands already re-list the timeline before they publish, see the README). S3
-has a conditional PUT instead (:mod:`.s3`).
+the compaction commands already re-list the timeline before they publish: docs/concepts.md,
+"Retries and racing schedulers"). S3 has a conditional PUT instead (:mod:`.s3`).
 
 A copy reads the file and creates the copy conditionally (never a server-side copy, which would
 overwrite); ``symlink`` refuses with :class:`UnsupportedFeatureError` (link mode ``auto`` picks

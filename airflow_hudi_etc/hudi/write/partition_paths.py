@@ -156,7 +156,8 @@ def refusal(what: str, bad: list[tuple[str, str]], *, urlencode: bool) -> str:
            f"must be one folder name that Java Hudi and hudi-rs read back as written: not empty, not "
            f"{DEFAULT_PARTITION}, not '.'/'..'/hidden, at most {MAX_FOLDER_BYTES} bytes with its 'field='; "
            f"unless the table has {URLENCODE_KEY}=true also no '/', '\\', ':', control character or "
-           f"'%XX' Java decodes, and no '=' without hive-style folders (README 'Writing')")
+           f"'%XX' Java decodes, and no '=' without hive-style folders "
+           f"(docs/operations.md, 'Partition values')")
     if not urlencode and any(_urlencode_fixes(v, why) for v, why in bad):
         msg += (f". A table with {URLENCODE_KEY}=true (hudi-etc init --partition-urlencode, or a Java writer's "
                 f"option when it creates the table) stores such values escaped, as Hudi's escapePathName does")
