@@ -158,7 +158,7 @@ def _preflight(table: HudiTable, plan: CompactionPlan) -> None:
     if (plan.extra.get(K_LINK_MODE) == "symlink" and not storage.supports_symlinks
             and any(op.links for op in plan.operations)):  # refused before anything is written
         raise UnsupportedFeatureError(f"compaction plan {instant} re-exposes logs by symlink, which "
-                                      f"{storage.protocol} storage does not have: unschedule it and schedule "
+                                      f"{storage.scheme} storage does not have: unschedule it and schedule "
                                       f"again with link mode copy (or auto)")
 
 
@@ -211,9 +211,9 @@ def _commit_metadata(table: HudiTable, plan: CompactionPlan, results: list[list[
 
 def _check_input_file(storage: Storage, rel: str, listed: dict[str, set[str]], *, is_base: bool) -> None:
     """An input of the plan that is gone (a deleted log, a symlink whose target is gone) is a
-    typed error before execute writes anything (one listing per folder); so is, on local storage,
-    a base file whose Parquet footer does not read (on object stores that costs a request per
-    file: a damaged base file is then found by its task, a typed error too)."""
+    typed error before execute writes anything (one listing per folder); so is, where the storage
+    has local paths, a base file whose Parquet footer does not read (on object stores that costs
+    a request per file: a damaged base file is then found by its task, a typed error too)."""
     import pyarrow.parquet as pq
 
     from ..hudi.errors import CorruptDataFileError, MissingDataFileError
@@ -224,7 +224,7 @@ def _check_input_file(storage: Storage, rel: str, listed: dict[str, set[str]], *
     if name not in listed[folder]:
         raise MissingDataFileError(f"{rel} is missing (deleted, or a symlink whose target is gone): "
                                    f"the plan cannot be executed; unschedule it and schedule again")
-    if is_base and storage.is_local:
+    if is_base and storage.local_paths:
         try:
             pq.read_metadata(storage.full(rel))
         except (pa.ArrowInvalid, OSError) as e:

@@ -33,8 +33,8 @@ def _path(instant: str) -> str:
 
 def record_execution(storage: Storage, instant: str, folders) -> None:
     """Before execute's first temp file: where C's temp files may be (replaced by a re-run).
-    Local storage only: elsewhere no temp file is ever made in the table."""
-    if not storage.is_local:
+    Only where the storage writes temp files (elsewhere no temp file is ever made in the table)."""
+    if not storage.writes_temp_files:
         return
     data = json.dumps({"instant": instant, "folders": sorted(set(folders))}, separators=(",", ":")).encode()
     try:
@@ -50,7 +50,7 @@ def drop_execution(storage: Storage, instant: str) -> None:
 def finish_dead_executions(storage: Storage, config=None) -> list[str]:
     """Remove the temp files of dead executions whose plan is no longer pending (see the module
     docstring). Returns what was removed. One listing when there is nothing to do."""
-    names = [n for n in storage.list_names(EXECUTION_DIR) if n.endswith(".json")] if storage.is_local else []
+    names = [n for n in storage.list_names(EXECUTION_DIR) if n.endswith(".json")] if storage.writes_temp_files else []
     dead = [n[: -len(".json")] for n in names if not heartbeat.is_alive(storage, n[: -len(".json")])]
     if not dead:
         return []

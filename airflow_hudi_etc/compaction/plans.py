@@ -37,14 +37,12 @@ K_ET_FIELD = keys.EVENT_TIME_FIELD
 K_PRECREATED = keys.LINKS_PRECREATED
 #: a crashed schedule's links (slice C not on the timeline) are removed once this old
 ORPHAN_GRACE = _dt.timedelta(minutes=15)
-#: the schemes Java Hudi appends to an existing log on (``StorageSchemes.isAppendSupported``, 0.14.1):
-#: a Java writer (and a Java rollback's command block) goes *into* a slice's latest log there
-JAVA_APPEND_SCHEMES = ("hdfs", "viewfs", "maprfs", "afs", "igfs", "ofs", "jfs", "cfs", "dfs")
 
 
 def java_appends_on(storage: Storage) -> bool:
-    """Whether Java writers append their blocks into the latest log of a slice on this storage."""
-    return storage.protocol in JAVA_APPEND_SCHEMES
+    """Whether Java writers append their blocks into the latest log of a slice on this storage
+    (the schemes of Java's ``StorageSchemes.isAppendSupported``: the storage's ``in_place_append``)."""
+    return storage.in_place_append
 
 
 def foreign_data(storage: Storage, rel: str, target: str | None, instant: str) -> str | None:
@@ -188,10 +186,11 @@ def plan_link_files(plan: CompactionPlan) -> list[tuple[str, str | None]]:
 
 def stages_copies(storage: Storage, mode: str) -> bool:
     """Whether :func:`create_links` writes the plan's files under staged names first: byte copies
-    on local storage (a rename there is one metadata operation). Not for symlinks and hard links
-    (``HUDI_ETC_LOCAL_COPY=hardlink``): making one is already a metadata operation, a staged one
-    would only add a second; not on object stores, where a rename is a copy and a delete."""
-    return mode == "copy" and storage.is_local and not storage.copies_hard_link
+    where a staged file gets its final name by a hard link (one metadata operation). Not for
+    symlinks and hard links (``HUDI_ETC_LOCAL_COPY=hardlink``): making one is already a metadata
+    operation, a staged one would only add a second; not on object stores, where a rename is a
+    copy and a delete."""
+    return mode == "copy" and storage.hard_links and not storage.copies_hard_link
 
 
 def staged_files(plan_instant: str, files) -> tuple[str, ...]:
@@ -385,16 +384,16 @@ LINK_WORKERS_ENV = "HUDI_ETC_LINK_WORKERS"
 
 
 def link_workers(storage: Storage, n_files: int) -> int:
-    """Threads for :func:`create_links`: ``HUDI_ETC_LINK_WORKERS`` when set, else 8 on local
-    storage (a copy is a read, a write and an fsync) and 32 on object stores (a copy is two
-    requests, each mostly waiting); never more than the files."""
+    """Threads for :func:`create_links`: ``HUDI_ETC_LINK_WORKERS`` when set, else the storage's
+    ``copy_workers`` (8 locally: a copy is a read, a write and an fsync; 32 on object stores: a
+    copy is two requests, each mostly waiting); never more than the files."""
     import os
 
     raw = os.environ.get(LINK_WORKERS_ENV, "").strip()
     try:
-        want = int(raw) if raw else (8 if storage.is_local else 32)
+        want = int(raw) if raw else storage.copy_workers
     except ValueError:
-        want = 8 if storage.is_local else 32
+        want = storage.copy_workers
     return max(1, min(want, n_files))
 
 

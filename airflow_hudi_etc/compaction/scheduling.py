@@ -116,9 +116,10 @@ def schedule(
     strat = EventTimeStrategy(threshold_ms) if strategy == "event-time" else CompactAllStrategy()
     with _gc_paused():  # the view is most of planning's objects: the collector is paused from its listing on
         # one listing serves both (orphans sit in slices on no timeline: never among the latest)
-        view = table.file_system_view(sizes=not rq.storage.is_local)
+        # sizes only where the listing carries them (_plan_operations stats the logs it compacts)
+        view = table.file_system_view(sizes=False)
         if remove_orphan_links(table, view=view):  # (an orphan slice C the archiver passed looked latest)
-            view = table.file_system_view(sizes=not rq.storage.is_local)
+            view = table.file_system_view(sizes=False)
         instant = crash.hook("schedule.instant-time") or layout.new_time(table.timeline, zone=table.timeline_zone)
         schemas: dict[str, str | None] = {}  # the writer schemas of the commits planning decoded
         ops, sources = _plan_operations(table, strat, instant, exact_split=exact_split, threshold_ms=threshold_ms,
@@ -130,7 +131,7 @@ def schedule(
         return no("no log file qualifies", Outcome.NOTHING_QUALIFIES)
     if java_appends_on(rq.storage) and (exact_split or any(op.links for op in ops)):
         raise UnsupportedFeatureError(
-            f"{rq.storage.protocol}:// is storage Java Hudi appends to existing logs on: a Java writer would append "
+            f"{rq.storage.scheme}:// is storage Java Hudi appends to existing logs on: a Java writer would append "
             f"its committed blocks into this plan's {'split placeholder' if exact_split else 'copies of the remaining logs'} "
             f"in slice C (StorageSchemes.isAppendSupported), and unschedule, rollback or execute of the plan could not "
             f"remove or replace those files without losing Java's records. Here schedule only plans that re-expose "
@@ -185,7 +186,7 @@ def _request(path: str | Storage, *, data_latency: str, compaction_time: str | N
     if link_mode not in ("auto", "copy", "symlink"):
         raise InvalidInputError(f"link mode {link_mode!r}: use auto, copy or symlink")
     if link_mode == "symlink" and not storage.supports_symlinks:
-        raise InvalidInputError(f"{storage.protocol} storage has no symlinks: use copy")
+        raise InvalidInputError(f"{storage.scheme} storage has no symlinks: use copy")
     ct = parse_time(compaction_time)
     check_not_future(ct)
     latency = parse_duration(data_latency)
@@ -507,7 +508,7 @@ def _plan_operations(table: HudiTable, strat, instant: str, *, exact_split: bool
     # sizes only of the logs a plan compacts (its TOTAL_LOG_FILES_SIZE): locally that is a stat
     # of those alone; object-store listings carry sizes anyway
     if view is None:
-        view = table.file_system_view(sizes=not storage.is_local)
+        view = table.file_system_view(sizes=False)
     slices = view.latest_slices()
     # path → event range of every log with usable write stats; the logs without them are taken
     # from the event-time index or scanned (once, all together: an engine may spread the scans)
@@ -654,7 +655,7 @@ def _log_sizer(storage: Storage):
     Not the write stats' ``fileSizeInBytes``: Java appending to a log across deltacommits (HDFS)
     records the bytes of each append there, not the file's size, and a rollback command block
     appended later is in no stat at all; the plan records what is on storage."""
-    if not storage.is_local:
+    if storage.listing_has_sizes:
         return lambda log: log.size
     root = storage.base_uri.rstrip("/") + "/"  # the listed paths are table-relative and normalised
     stat = os.stat

@@ -499,7 +499,7 @@ def _check_footer(storage: Storage, rel: str, problem) -> None:
     import pyarrow.parquet as pq
 
     try:
-        if storage.is_local:
+        if storage.local_paths:
             pq.read_metadata(storage.full(rel))
         else:
             with storage.open(rel) as f:

@@ -1073,7 +1073,8 @@ def test_schedule_refuses_copies_on_storage_java_appends_on(tmp_path, monkeypatc
     re-exposes nothing is still made."""
     import fsspec
 
-    from airflow_hudi_etc.compaction.plans import JAVA_APPEND_SCHEMES, java_appends_on
+    from airflow_hudi_etc.compaction.plans import java_appends_on
+    from airflow_hudi_etc.hudi.storage import JAVA_APPEND_SCHEMES, FsspecStore
 
     assert set(JAVA_APPEND_SCHEMES) == {"hdfs", "viewfs", "maprfs", "afs", "igfs", "ofs", "jfs", "cfs", "dfs"}
     assert not any(java_appends_on(Storage(u)) for u in ("/t", "s3://b/t", "gs://b/t", "abfs://c@a/t"))
@@ -1081,7 +1082,7 @@ def test_schedule_refuses_copies_on_storage_java_appends_on(tmp_path, monkeypatc
     _base(w)
     _early_then_late(w, sorted(w.model)[:6])
     st = Storage(str(w.path))
-    st.protocol, st._fs = "hdfs", fsspec.filesystem("file")  # the local table seen as on HDFS
+    st.backend = FsspecStore(st.base_uri, {}, "hdfs", fs=fsspec.filesystem("file"))  # the local table seen as on HDFS
     assert java_appends_on(st)
     before = _files(w.path)
     for exact in (False, True):

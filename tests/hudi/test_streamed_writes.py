@@ -120,7 +120,7 @@ def test_stage_copy_writes_every_byte_of_the_source_once(tmp_path, monkeypatch, 
     the staged name is never overwritten."""
     import errno
 
-    from airflow_hudi_etc.hudi import storage as storage_mod
+    from airflow_hudi_etc.hudi.storage import local as storage_mod
 
     if kernel == "refused":
         def refuse(*_a):

@@ -53,14 +53,14 @@ class JvmLock(LockProvider):
         props = jvm.org.apache.hudi.common.config.TypedProperties()
         for k, v in config.conf.items():
             props.setProperty(k, str(v))
-        props.setProperty("hoodie.base.path", storage.base_uri)
+        props.setProperty("hoodie.base.path", storage.uri(""))
         if not config.get("hoodie.table.name"):
             from ..config.properties import load_table_config
 
             props.setProperty("hoodie.table.name", load_table_config(storage, require_mor=False).raw.get(
                 "hoodie.table.name", ""))
         try:  # as Hudi's lock manager: the write config's properties, Hudi's defaults applied
-            wcfg = (jvm.org.apache.hudi.config.HoodieWriteConfig.newBuilder().withPath(storage.base_uri)
+            wcfg = (jvm.org.apache.hudi.config.HoodieWriteConfig.newBuilder().withPath(storage.uri(""))
                     .withProperties(props).forTable(props.getProperty("hoodie.table.name")).build())
             props = wcfg.getProps()
         except Exception as e:  # noqa: BLE001 - Java's refusal of the settings

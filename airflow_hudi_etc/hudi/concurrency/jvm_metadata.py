@@ -70,11 +70,7 @@ def split_partitions(v) -> tuple[str, ...]:
 
 def folder_exists(storage) -> bool:
     """Is there a ``.hoodie/metadata`` folder (initialised or not)?"""
-    if storage.is_local:
-        import os
-
-        return os.path.isdir(storage.full(MDT_DIR))
-    return bool(storage.list_dirs(MDT_DIR) or storage.list(MDT_DIR)) or storage.exists(MDT_DIR)
+    return storage.is_dir(MDT_DIR)
 
 
 def _props(storage) -> dict:
@@ -236,7 +232,7 @@ class MetadataWriter:
         jvm = _JVM["jvm"]
         self.jvm, self.instant, self.storage = jvm, instant, storage
         self.version = int(props.get("hoodie.table.version", "6"))
-        base = storage.base_uri
+        base = storage.uri("")  # the table location as Hudi in the JVM names it
         tp = jvm.org.apache.hudi.common.config.TypedProperties()
         for k, v in config.conf.items():
             tp.setProperty(k, str(v))
@@ -334,7 +330,7 @@ def listing(storage) -> dict[str, dict[str, int]]:
     JVM (``HoodieBackedTableMetadata``): {partition ("" unpartitioned): {file name: size}}."""
     prepare_avro_classes()  # before Hudi reads any timeline file in this JVM
     jvm = _JVM["jvm"]
-    base = storage.base_uri
+    base = storage.uri("")
     ctx = jvm.org.apache.hudi.client.common.HoodieSparkEngineContext(_JVM["jsc"])
     mcfg = jvm.org.apache.hudi.common.config.HoodieMetadataConfig.newBuilder().enable(True).build()
     if _load_class(jvm, "org.apache.hudi.storage.HoodieStorageUtils") is not None:  # 0.15+

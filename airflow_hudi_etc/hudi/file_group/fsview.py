@@ -180,7 +180,8 @@ def _walk_partitions(storage: Storage, sizes: bool = True) -> dict[str, _Listing
     """Partition → its listed files, from one listing of each folder (see :func:`list_partitions`)."""
     out: dict[str, _Listing] = {}
     stack = [""]
-    names_only = storage.is_local and not sizes  # no FileInfo per file: names, and the few links
+    # no FileInfo per file where sizes would cost a stat each: names, and the few links
+    names_only = not sizes and not storage.listing_has_sizes
     while stack:
         d = stack.pop()
         if names_only:

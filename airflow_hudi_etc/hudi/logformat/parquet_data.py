@@ -39,10 +39,11 @@ def open_parquet_file(storage: "Storage", rel: str) -> Iterator[tuple["pq.Parque
     (see :func:`read_parquet_bytes`). Closed on leaving."""
     import pyarrow.parquet as pq
 
-    with (contextlib.nullcontext(storage.full(rel)) if storage.is_local else storage.open(rel)) as src:
+    by_path = storage.local_paths
+    with (contextlib.nullcontext(storage.full(rel)) if by_path else storage.open(rel)) as src:
         pf = pq.ParquetFile(src)
         try:
-            yield pf, storage.is_local
+            yield pf, by_path
         finally:
             pf.close()
 

@@ -132,28 +132,9 @@ def drop_metadata_table(storage) -> dict:
         update_table_properties(storage, {K_MDT_PARTITIONS: "", K_MDT_INFLIGHT: ""})
     removed = 0
     if st.folder:
-        removed = _delete_tree(storage, MDT_DIR)
+        removed = storage.delete_tree(MDT_DIR)
     return {"status": "dropped" if st.present else "no metadata table", "before": st.as_dict(),
             "properties_updated": props_changed, "files_removed": removed}
-
-
-def _delete_tree(storage, rel: str) -> int:
-    storage.check_no_links(rel, itself=True)
-    if storage.is_local:
-        import shutil
-
-        p = storage.full(rel)
-        n = sum(len(files) for _, _, files in os.walk(p))
-        shutil.rmtree(p)
-        return n
-    files = list(storage.walk_files(rel, skip_dirs=()))
-    for f in files:
-        storage.delete(f.path)
-    try:
-        storage.fs.rm(storage.full(rel), recursive=True)
-    except FileNotFoundError:
-        pass
-    return len(files)
 
 
 # ------------------------------------------------------------------------ time zone

@@ -205,24 +205,24 @@ def _acquire(storage: Storage, instant: str, cfg: HeartbeatSettings, what: str) 
 
 
 def _remove_expired(storage: Storage, rel: str, cfg: HeartbeatSettings) -> None:
-    """Remove an expired heartbeat file. Locally it is first renamed aside (atomic: of two
-    processes taking it over, one gets it) and checked again: a live one renamed by mistake (a
-    third process had just taken it over) is put back."""
-    if not storage.is_local:
+    """Remove an expired heartbeat file. Where the storage renames atomically and has hard links
+    (local files) it is first renamed aside (of two processes taking it over, one gets it) and
+    checked again: a live one renamed by mistake (a third process had just taken it over) is put
+    back; elsewhere it is deleted."""
+    if not (storage.atomic_rename and storage.hard_links):
         storage.delete(rel)
         return
     aside = posixpath.join(posixpath.dirname(rel), f".{posixpath.basename(rel)}.{uuid.uuid4().hex}.expired")
-    storage.check_no_links(rel)
     try:
-        os.rename(storage.full(rel), storage.full(aside))
+        storage.rename(rel, aside)
     except FileNotFoundError:
         return
     mtime = storage.mtime(aside)
     fresh = mtime is not None and (time.time() - mtime) * 1000 <= cfg.max_age_ms
     if fresh and not owner_dead_here(storage.read_bytes(aside)):
         try:
-            os.link(storage.full(aside), storage.full(rel))
-        except FileExistsError:
+            storage.hard_link(aside, rel)
+        except InstantExistsError:
             pass
     storage.delete(aside)
 
@@ -283,7 +283,7 @@ def remove_stale_temp_files(storage: Storage, folders, *, own: str | None = None
     once older than the heartbeat tolerance. ``own``: the instant whose heartbeat the caller has
     just acquired, before starting its work: temp files of that instant are a dead earlier
     run's. Returns what was removed."""
-    if not storage.is_local:
+    if not storage.writes_temp_files:
         return []
     cfg = cfg or table_settings(storage)
     now = time.time()

@@ -25,7 +25,6 @@ ever deleted.
 
 from __future__ import annotations
 
-import os
 import posixpath
 from dataclasses import dataclass
 
@@ -160,12 +159,7 @@ def remove_markers(storage: Storage, instant: str) -> None:
     root = marker_dir(instant)
     for f in list(storage.walk_files(root)):
         storage.delete(f.path)
-    if storage.is_local:
-        for dirpath, _dirs, _files in sorted(os.walk(storage.full(root)), key=lambda t: -len(t[0])):
-            try:
-                os.rmdir(dirpath)
-            except OSError:
-                pass
+    storage.remove_empty_dirs(root)  # stores with folders: the emptied ones go too
 
 
 def check_markers(storage: Storage, instant: str) -> None:

@@ -264,7 +264,7 @@ class HudiTable:
 
     def _read_base_file(self, rel: str, skip_columns: Iterable[str] = ()) -> pa.Table:
         skip = set(skip_columns)
-        if self.storage.is_local:
+        if self.storage.local_paths:
             src = self.storage.full(rel)
             cols = [n for n in pq.read_schema(src).names if n not in skip] if skip else None
             return pq.read_table(src, columns=cols)

@@ -174,7 +174,7 @@ def tag_task(t: TagTask) -> tuple[str, str, list[str]]:
     """Keys of ``t.keys`` present in the base file (range + bloom, then the file's own keys)."""
     st = t.storage
     with data_file_errors(t.base_path):  # damaged or gone: a typed error naming it (as a read gives)
-        if st.is_local:
+        if st.local_paths:
             pf = pq.ParquetFile(st.full(t.base_path))
         else:
             pf = pq.ParquetFile(io.BytesIO(st.read_bytes(t.base_path)))
@@ -188,6 +188,6 @@ def tag_task(t: TagTask) -> tuple[str, str, list[str]]:
         if not cands:
             return (t.partition, t.file_id, [])
         # a Python file object: no Arrow threads (read_parquet_bytes says why)
-        present = set(pf.read(columns=[RECORD_KEY], use_threads=st.is_local).column(0).to_pylist())
+        present = set(pf.read(columns=[RECORD_KEY], use_threads=st.local_paths).column(0).to_pylist())
     return (t.partition, t.file_id, [k for k in cands if k in present])
 
