@@ -263,7 +263,8 @@ def test_the_checker_sees_the_airflow_side_reach_into_the_compaction_service():
 # ------------------------------------------------------------------ rooms of hudi/
 #: the rooms of ``hudi/``, lowest first: a module of a room imports only the modules at the top of
 #: ``hudi/`` and the rooms up to its own; the top imports no room
-HUDI_ROOMS = ("config", "logformat", "timeline", "file_group", "index", "concurrency", "services", "table", "write")
+HUDI_ROOMS = ("format", "config", "logformat", "timeline", "file_group", "index", "concurrency", "services", "table",
+              "write")
 HUDI_TOP = {"errors", "etc_keys", "storage", "owners", "crash"}
 
 

@@ -10,11 +10,9 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import time
-import zlib
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from .. import etc_keys as _keys
 from ..errors import (
     InvalidPropertiesError,
     TableNotFoundError,
@@ -22,19 +20,18 @@ from ..errors import (
     UnsupportedTableTypeError,
     UnsupportedTableVersionError,
 )
+from ..format import PROFILES, V6, FormatProfile, profile_of_properties
+from ..format.keys import (  # the hoodie.properties vocabulary, also reachable from here
+    COMMIT_TIME_ORDERING, CUSTOM_MERGE, DEFAULT_HISTORY_PATH, DEFAULT_MERGER_STRATEGY, DEFAULT_PAYLOAD,
+    DEFAULT_TIMELINE_PATH, EVENT_TIME_FIELD_KEY, EVENT_TIME_ORDERING, HISTORY_PATH_KEY, HUDI_EVENT_TIME_FIELD_KEY,
+    KEYGEN_TYPE_KEY, MERGE_MODE_KEY, MERGE_STRATEGY_KEYS, META_FOLDER, ORDERING_FIELDS_KEY, OVERWRITE_LATEST_PAYLOAD,
+    PARTIAL_UPDATE_MODE_KEY, PRECOMBINE_KEY, STRATEGY_MODES, TIMELINE_PATH_KEY, URLENCODE_KEY, table_checksum,
+)
 
 PROPERTIES_FILE = ".hoodie/hoodie.properties"
 BACKUP_FILE = ".hoodie/hoodie.properties.backup"
 
-OVERWRITE_LATEST_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
-DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 PAYLOAD_ALIASES = {"overwrite-latest": OVERWRITE_LATEST_PAYLOAD, "event-time-ordering": DEFAULT_PAYLOAD}
-DEFAULT_MERGER_STRATEGY = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
-
-#: our own table property naming the event-time field (Hudi ignores unknown keys)
-EVENT_TIME_FIELD_KEY = _keys.EVENT_TIME_FIELD
-#: Hudi's own key for the event-time field of the payload (used by DefaultHoodieRecordPayload)
-HUDI_EVENT_TIME_FIELD_KEY = "hoodie.payload.event.time.field"
 
 
 # --------------------------------------------------------------------------- codec
@@ -142,11 +139,6 @@ def dumps(props: Mapping[str, str], comment: str | None = "Updated by airflow-hu
     return "\n".join(lines) + "\n"
 
 
-def table_checksum(table_name: str, database: str | None) -> int:
-    """CRC32 of ``"<db>.<table>"`` (leading dot when there is no database)."""
-    return zlib.crc32(f"{database or ''}.{table_name}".encode("utf-8")) & 0xFFFFFFFF
-
-
 # --------------------------------------------------------------------------- table config
 @dataclass(frozen=True)
 class TableConfig:
@@ -164,8 +156,6 @@ class TableConfig:
     create_schema: dict | None
     database: str | None
     raw: Mapping[str, str] = field(repr=False, default_factory=dict)
-    #: timeline layout: 1 (table version 6) or 2 (8, 9)
-    layout_version: int = 1
     #: folder of the active timeline: ``.hoodie`` (layout 1) or ``.hoodie/<hoodie.timeline.path>``
     timeline_dir: str = ".hoodie"
     #: folder of the LSM archived timeline (layout 2), else None
@@ -181,6 +171,16 @@ class TableConfig:
     partition_urlencode: bool = False
 
     @property
+    def profile(self) -> FormatProfile:
+        """The format profile of the table's version: what differs between versions is asked of it."""
+        return PROFILES[self.version]
+
+    @property
+    def layout_version(self) -> int:
+        """The table's timeline layout (``hoodie.timeline.layout.version``, of its profile)."""
+        return self.profile.timeline_layout
+
+    @property
     def record_key_field(self) -> str:
         return self.record_key_fields[0]
 
@@ -194,23 +194,18 @@ class TableConfig:
         """Hudi 1.x EVENT_TIME_ORDERING (table versions 8/9): a delete with a real ordering value
         is compared with the base record too, which stays when its value is larger (spec v8-v9
         §1.2); on version 6 a delete in the logs always removes the key."""
-        return self.layout_version == 2 and self.merge_mode == EVENT_TIME_ORDERING
+        return self.profile.deletes_compare_base and self.merge_mode == EVENT_TIME_ORDERING
 
     @property
     def partitioned(self) -> bool:
         return bool(self.partition_fields)
-
-    @property
-    def is_layout2(self) -> bool:
-        return self.layout_version == 2
 
     @classmethod
     def from_properties(cls, props: Mapping[str, str], *, require_mor: bool = True) -> "TableConfig":
         for k in ("hoodie.table.name", "hoodie.table.type"):
             if not props.get(k):
                 raise InvalidPropertiesError(f"hoodie.properties lacks {k}")
-        version = table_version(props)
-        layout = check_layout(props, version)
+        profile = profile_of_properties(props)
         ttype = props["hoodie.table.type"].upper()
         if ttype in ("COW",):
             ttype = "COPY_ON_WRITE"
@@ -242,20 +237,18 @@ class TableConfig:
         ordering = ordering_fields(props)
         payload = props.get("hoodie.compaction.payload.class")
         mode = None
-        timeline_dir, history_dir = META_FOLDER, None
-        if layout == 2:
+        precombine = props.get(PRECOMBINE_KEY) or None
+        if profile.merge_modes:
             mode = merge_mode(props, ordering)
-            tpath = (props.get(TIMELINE_PATH_KEY) or DEFAULT_TIMELINE_PATH).strip("/")
-            timeline_dir = f"{META_FOLDER}/{tpath}"
-            history_dir = f"{timeline_dir}/{(props.get(HISTORY_PATH_KEY) or DEFAULT_HISTORY_PATH).strip('/')}"
             # the payload that stands for the merge mode (v9 drops the key for built-in payloads)
             payload = DEFAULT_PAYLOAD if mode == EVENT_TIME_ORDERING else OVERWRITE_LATEST_PAYLOAD
+            precombine = ordering[0] if ordering else None
         return cls(
             name=props["hoodie.table.name"],
             table_type=ttype,
-            version=version,
+            version=profile.table_version,
             record_key_fields=rk,
-            precombine_field=(ordering[0] if ordering else None) if layout == 2 else (props.get(PRECOMBINE_KEY) or None),
+            precombine_field=precombine,
             partition_fields=pf,
             payload_class=payload or OVERWRITE_LATEST_PAYLOAD,
             event_time_field=props.get(EVENT_TIME_FIELD_KEY) or props.get(HUDI_EVENT_TIME_FIELD_KEY) or None,
@@ -264,9 +257,8 @@ class TableConfig:
             create_schema=schema,
             database=props.get("hoodie.database.name") or None,
             raw=dict(props),
-            layout_version=layout,
-            timeline_dir=timeline_dir,
-            history_dir=history_dir,
+            timeline_dir=profile.timeline_dir(props),
+            history_dir=profile.history_dir(props),
             ordering_fields=ordering,
             merge_mode=mode,
             key_generator_type=(props.get(KEYGEN_TYPE_KEY) or "").strip().upper() or None,
@@ -274,64 +266,7 @@ class TableConfig:
         )
 
 
-# --------------------------------------------------------------------------- versions 6, 8, 9
-META_FOLDER = ".hoodie"
-SUPPORTED_VERSIONS = (6, 8, 9)
-#: timeline layout each supported table version must have
-LAYOUT_OF_VERSION = {6: 1, 8: 2, 9: 2}
-TIMELINE_PATH_KEY = "hoodie.timeline.path"
-HISTORY_PATH_KEY = "hoodie.timeline.history.path"
-DEFAULT_TIMELINE_PATH = "timeline"
-DEFAULT_HISTORY_PATH = "history"
-ORDERING_FIELDS_KEY = "hoodie.table.ordering.fields"
-PRECOMBINE_KEY = "hoodie.table.precombine.field"
-MERGE_MODE_KEY = "hoodie.record.merge.mode"
-MERGE_STRATEGY_KEYS = ("hoodie.record.merge.strategy.id", "hoodie.compaction.record.merger.strategy")
-PARTIAL_UPDATE_MODE_KEY = "hoodie.table.partial.update.mode"
-KEYGEN_TYPE_KEY = "hoodie.table.keygenerator.type"
-URLENCODE_KEY = "hoodie.datasource.write.partitionpath.urlencode"
-EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
-COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
-CUSTOM_MERGE = "CUSTOM"
-#: hc/model/HoodieRecordMerger constants → merge mode
-STRATEGY_MODES = {
-    "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5": EVENT_TIME_ORDERING,
-    "ce9acb64-bde0-424c-9b91-f6ebba25356d": COMMIT_TIME_ORDERING,
-    "1897ef5f-18bc-4557-939c-9d6a8afd1519": CUSTOM_MERGE,
-    "00000000-0000-0000-0000-000000000000": CUSTOM_MERGE,  # payload-based
-}
-
-
-def table_version(props: Mapping[str, str]) -> int:
-    """``hoodie.table.version`` as a supported number (6, 8 or 9), else a typed refusal."""
-    raw_version = props.get("hoodie.table.version")
-    try:
-        version = int(raw_version) if raw_version is not None else 0
-    except ValueError:
-        raise InvalidPropertiesError(f"hoodie.table.version is not a number: {raw_version!r}") from None
-    if version not in SUPPORTED_VERSIONS:
-        hint = {7: " (the Hudi 0.16 bridge version)", 10: " (Hudi after 1.1, native log format)"}.get(version, "")
-        raise UnsupportedTableVersionError(
-            f"table version {version}{hint} is not supported: this release reads Hudi table versions "
-            f"6 (Hudi 0.14/0.15), 8 (Hudi 1.0) and 9 (Hudi 1.1)"
-        )
-    return version
-
-
-def check_layout(props: Mapping[str, str], version: int) -> int:
-    """The timeline layout version, which must be 1 for table version 6 and 2 for 8/9."""
-    want = LAYOUT_OF_VERSION[version]
-    layout = props.get("hoodie.timeline.layout.version")
-    if layout is None and version == 6:
-        return 1
-    if layout is None or layout.strip() != str(want):
-        raise UnsupportedTableVersionError(
-            f"table version {version} needs hoodie.timeline.layout.version={want}, the table says "
-            f"{layout!r}: not a consistent Hudi table"
-        )
-    return want
-
-
+# --------------------------------------------------------------------------- merge settings
 def ordering_fields(props: Mapping[str, str]) -> tuple[str, ...]:
     """Ordering (precombine) fields: v9's ``hoodie.table.ordering.fields``, else the v6/v8 key."""
     raw = props.get(ORDERING_FIELDS_KEY) or props.get(PRECOMBINE_KEY) or ""
@@ -477,19 +412,6 @@ def load_table_config(storage, *, require_mor: bool = True) -> TableConfig:
     return TableConfig.from_properties(overlay(props, read_recorded(storage)), require_mor=require_mor)
 
 
-def _new_table_layout_settings(hive_style: bool, urlencode: bool = False) -> dict[str, str]:
-    """The keys every new table of ours carries, whatever its version (in file order)."""
-    return {
-        "hoodie.archivelog.folder": "archived",
-        "hoodie.table.base.file.format": "PARQUET",
-        "hoodie.populate.meta.fields": "true",
-        "hoodie.table.timeline.timezone": "UTC",
-        "hoodie.datasource.write.hive_style_partitioning": "true" if hive_style else "false",
-        URLENCODE_KEY: "true" if urlencode else "false",
-        "hoodie.datasource.write.drop.partition.columns": "false",
-    }
-
-
 def new_table_properties(
     *,
     table_name: str,
@@ -503,32 +425,12 @@ def new_table_properties(
     hive_style: bool = True,
     urlencode: bool = False,
 ) -> dict[str, str]:
-    """The ``hoodie.properties`` of a new v6 MOR table, as Spark with Hudi 0.15 writes it."""
-    props = {
-        "hoodie.table.name": table_name,
-        "hoodie.table.type": "MERGE_ON_READ",
-        "hoodie.table.version": "6",
-        "hoodie.timeline.layout.version": "1",
-        "hoodie.table.recordkey.fields": record_key,
-        "hoodie.table.precombine.field": precombine_field,
-        "hoodie.table.keygenerator.class": (
-            "org.apache.hudi.keygen.SimpleKeyGenerator"
-            if partition_field
-            else "org.apache.hudi.keygen.NonpartitionedKeyGenerator"
-        ),
-        "hoodie.compaction.payload.class": payload,
-        "hoodie.compaction.record.merger.strategy": DEFAULT_MERGER_STRATEGY,
-        **_new_table_layout_settings(hive_style, urlencode),
-        "hoodie.database.name": database,
-        HUDI_EVENT_TIME_FIELD_KEY: event_time_field,
-        EVENT_TIME_FIELD_KEY: event_time_field,
-        "hoodie.table.checksum": str(table_checksum(table_name, database)),
-    }
-    if partition_field:
-        props["hoodie.table.partition.fields"] = partition_field
-    if schema is not None:
-        props["hoodie.table.create.schema"] = json.dumps(schema, separators=(",", ":"))
-    return props
+    """The ``hoodie.properties`` of a new v6 MOR table, as Spark with Hudi 0.15 writes it
+    (:meth:`~airflow_hudi_etc.hudi.format.FormatProfile.new_table_properties` of version 6)."""
+    return V6.new_table_properties(
+        table_name=table_name, record_key=record_key, ordering_field=precombine_field,
+        event_time_field=event_time_field, partition_field=partition_field, payload=payload, schema=schema,
+        database=database, hive_style=hive_style, urlencode=urlencode)
 
 
 def new_table_properties_v8(
@@ -545,46 +447,15 @@ def new_table_properties_v8(
     merge_mode: str = EVENT_TIME_ORDERING,
     urlencode: bool = False,
 ) -> dict[str, str]:
-    """The ``hoodie.properties`` of a NEW table of version 8 (Hudi 1.0) or 9 (Hudi 1.1), as the
-    fixtures' writers made them (spec §1, §9 "New tables"): layout 2, ``timeline``/``history``
-    folders, the merge mode, the version's ordering key, the key generator type, no metadata table."""
-    if version not in (8, 9):
+    """The ``hoodie.properties`` of a NEW table of a merge-mode version, 8 (Hudi 1.0) or 9 (Hudi
+    1.1), with ``merge_mode`` (:meth:`~airflow_hudi_etc.hudi.format.FormatProfile.new_table_properties`)."""
+    profile = PROFILES.get(version)
+    if profile is None or not profile.merge_modes:
         raise UnsupportedTableVersionError(f"new tables of version {version}: only 8 and 9 (or 6, new_table_properties)")
     if merge_mode not in (EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING):
         raise UnsupportedFeatureError(f"merge mode {merge_mode!r}: EVENT_TIME_ORDERING or COMMIT_TIME_ORDERING")
-    props = {
-        "hoodie.table.name": table_name,
-        "hoodie.table.type": "MERGE_ON_READ",
-        "hoodie.table.version": str(version),
-        "hoodie.table.initial.version": str(version),
-        "hoodie.timeline.layout.version": "2",
-        TIMELINE_PATH_KEY: DEFAULT_TIMELINE_PATH,
-        HISTORY_PATH_KEY: DEFAULT_HISTORY_PATH,
-        "hoodie.table.recordkey.fields": record_key,
-        KEYGEN_TYPE_KEY: "SIMPLE" if partition_field else "NON_PARTITION",
-        MERGE_MODE_KEY: merge_mode,
-        **_new_table_layout_settings(hive_style, urlencode),
-        "hoodie.table.metadata.partitions": "",
-        "hoodie.table.metadata.partitions.inflight": "",
-        "hoodie.database.name": database,
-        HUDI_EVENT_TIME_FIELD_KEY: event_time_field,
-        EVENT_TIME_FIELD_KEY: event_time_field,
-        "hoodie.table.checksum": str(table_checksum(table_name, database)),
-    }
-    if version == 8:
-        props[PRECOMBINE_KEY] = ordering_field
-        props["hoodie.record.merge.strategy.id"] = (
-            "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5" if merge_mode == EVENT_TIME_ORDERING
-            else "ce9acb64-bde0-424c-9b91-f6ebba25356d")
-        props["hoodie.compaction.payload.class"] = (
-            DEFAULT_PAYLOAD if merge_mode == EVENT_TIME_ORDERING else OVERWRITE_LATEST_PAYLOAD)
-    else:
-        props[ORDERING_FIELDS_KEY] = ordering_field
-        props["hoodie.table.format"] = "native"
-        # no hoodie.table.partial.update.mode: absent means no partial updates, and Hudi 1.1.1's
-        # enum has no NONE (its writers fail with "No enum constant ...PartialUpdateMode.NONE")
-    if partition_field:
-        props["hoodie.table.partition.fields"] = partition_field
-    if schema is not None:
-        props["hoodie.table.create.schema"] = json.dumps(schema, separators=(",", ":"))
-    return props
+    return profile.new_table_properties(
+        table_name=table_name, record_key=record_key, ordering_field=ordering_field,
+        event_time_field=event_time_field, partition_field=partition_field,
+        payload=DEFAULT_PAYLOAD if merge_mode == EVENT_TIME_ORDERING else OVERWRITE_LATEST_PAYLOAD, schema=schema,
+        database=database, hive_style=hive_style, urlencode=urlencode)
