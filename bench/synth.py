@@ -25,6 +25,7 @@ from airflow_hudi_etc.hudi.config.schema import (
 )
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.timeline.active import Action, Instant, State
+from airflow_hudi_etc.hudi.format import V6
 from airflow_hudi_etc.hudi.timeline.commits import CommitMetadata, WriteStat, commit_bytes
 from airflow_hudi_etc.hudi.write.writer import WriteOptions, _ensure_partition_metadata, base_file_bytes, init_table
 
@@ -54,7 +55,7 @@ def _commit(storage: Storage, inst: str, action: Action, meta: CommitMetadata, *
     i = Instant(inst, action, State.COMPLETED)
     storage.create_if_absent(i.path(State.REQUESTED), requested)
     storage.create_if_absent(i.path(State.INFLIGHT), b"")
-    storage.create_if_absent(i.path(State.COMPLETED), commit_bytes(meta, layout=1))
+    storage.create_if_absent(i.path(State.COMPLETED), commit_bytes(meta, V6))
 
 
 def build_planning_table(path: str, *, groups: int, logs_per_group: int = 4, partitions: int = 100,
@@ -143,11 +144,11 @@ def build_timeline_table(path: str, *, instants: int, compaction_every: int = 10
             meta = _meta({}, "COMPACT", schema, compacted=True,
                          extra={"hoodie.etc.threshold.ms": str(th), "hoodie.etc.strategy": "event-time"})
             files = [(f"{inst}.compaction.requested", b""), (f"{inst}.compaction.inflight", b""),
-                     (f"{inst}.commit", commit_bytes(meta, layout=1))]
+                     (f"{inst}.commit", commit_bytes(meta, V6))]
         else:
             meta = _meta({}, "UPSERT", schema)
             files = [(f"{inst}.deltacommit.requested", b""), (f"{inst}.deltacommit.inflight", b""),
-                     (f"{inst}.deltacommit", commit_bytes(meta, layout=1))]
+                     (f"{inst}.deltacommit", commit_bytes(meta, V6))]
         for name, data in files:  # plain writes: building 30,000 timeline files must be quick
             with open(os.path.join(meta_dir, name), "wb") as f:
                 f.write(data)

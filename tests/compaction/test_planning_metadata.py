@@ -19,13 +19,13 @@ from airflow_hudi_etc.compaction.plans import show_plan
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.hudi.file_group import fsview
 from airflow_hudi_etc.hudi import logformat as lf
-from airflow_hudi_etc.hudi.timeline import active as tlm
+from airflow_hudi_etc.hudi.timeline import commit_json as tlm
 from airflow_hudi_etc.hudi.errors import InvalidTimelineError
 from airflow_hudi_etc.hudi.services.plan import LINK_TOKEN
 from airflow_hudi_etc.hudi.index.stats import SOURCE_SCAN, SOURCE_STATS, EventRange, log_event_ranges
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
-from airflow_hudi_etc.hudi.timeline.active import load_commit_metadata, load_log_write_stats
+from airflow_hudi_etc.hudi.timeline.active import Timeline, load_commit_metadata, load_log_write_stats
 from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from batches import batch
 
@@ -188,7 +188,7 @@ class _Table:
         for ts, data in commits.items():
             (hoodie / f"{ts}.deltacommit").write_bytes(data)
         self.storage = Storage(str(tmp_path))
-        self.timeline = tlm.Timeline.load(self.storage)
+        self.timeline = Timeline.load(self.storage)
 
 
 LOG = "p/.f1_20240101000000000.log.1_0-1-0"

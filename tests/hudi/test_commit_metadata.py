@@ -10,6 +10,7 @@ import json
 import fastavro
 import pytest
 
+from airflow_hudi_etc.hudi.format import V6, V8
 from airflow_hudi_etc.hudi.timeline.commits import CommitMetadata, RuntimeStats, WriteStat, commit_bytes
 
 BASE = {
@@ -59,11 +60,11 @@ def test_base_and_delta_stat_json_as_hand_written():
     assert (delta.to_json(), list(delta.to_json())) == (DELTA, list(DELTA))
     assert not base.is_delta and delta.is_delta
     # layout 1: exactly Jackson-readable JSON, indent 2, in this order
-    assert commit_bytes(meta, layout=1) == json.dumps(META, indent=2).encode()
+    assert commit_bytes(meta, V6) == json.dumps(META, indent=2).encode()
 
 
 def test_layout2_record_has_the_schema_fields_only():
-    (rec,) = fastavro.reader(io.BytesIO(commit_bytes(_typed(), layout=2)))
+    (rec,) = fastavro.reader(io.BytesIO(commit_bytes(_typed(), V8)))
     base, delta = rec["partitionToWriteStats"]["p=a"]
     assert rec["operationType"] == "UPSERT" and rec["compacted"] is False
     assert {k: base[k] for k in ("prevCommit", "numInserts", "fileSizeInBytes", "logFiles")} == {
@@ -88,4 +89,4 @@ def test_updated_keeps_key_order_and_sets_schema_fields():
 
 def test_commit_bytes_takes_the_typed_metadata_only():
     with pytest.raises(TypeError):
-        commit_bytes(META, layout=1)
+        commit_bytes(META, V6)

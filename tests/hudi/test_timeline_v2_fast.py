@@ -60,7 +60,7 @@ def test_fast_parse_equals_the_reference_on_a_real_timeline(tmp_path):
 
 
 def _lazy_and_full(names):
-    from airflow_hudi_etc.hudi.timeline.active import Timeline
+    from airflow_hudi_etc.hudi.timeline.active import LayoutTwoTimeline
 
     def view(t):
         key = lambda i: (i.timestamp, i.action, i.state, i.completion_time, i.meta_dir)  # noqa: E731
@@ -69,10 +69,8 @@ def _lazy_and_full(names):
 
     from airflow_hudi_etc.hudi.timeline.timeline_v2 import check_no_legacy_completed
 
-    def build():  # what load_layout2 does after the listing
-        t = Timeline.from_file_names(names)
-        t.__dict__.update(layout=2, meta_dir=".hoodie/timeline")
-        return t
+    def build():  # what LayoutTwoTimeline.load_for does after the listing
+        return LayoutTwoTimeline.from_file_names(names, meta_dir=".hoodie/timeline")
 
     lazy = build()
     assert lazy._lazy()

@@ -27,6 +27,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from airflow_hudi_etc.hudi import logformat as lf
+from airflow_hudi_etc.hudi.format import V6
 from airflow_hudi_etc.hudi.timeline.commits import COMMIT_METADATA_SCHEMA, CommitMetadata, load_commit
 from airflow_hudi_etc.hudi.services.plan import CompactionPlan
 from airflow_hudi_etc.hudi.storage import Storage
@@ -80,7 +81,7 @@ def archive_v6(path, before: str) -> list[str]:
         data = (path / ".hoodie" / name).read_bytes()
         rec = {"commitTime": ts, "actionType": action, "actionState": state, "version": 1}
         if state == "COMPLETED" and action in ("commit", "deltacommit") and data:
-            rec["hoodieCommitMetadata"] = CommitMetadata.from_dict(load_commit(data, layout=1)).to_avro()
+            rec["hoodieCommitMetadata"] = CommitMetadata.from_dict(load_commit(data, V6)).to_avro()
         if action == "compaction" and data:
             rec["hoodieCompactionPlan"] = {"extraMetadata": dict(CompactionPlan.from_bytes(ts, data).extra),
                                            "version": 2}

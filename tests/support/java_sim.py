@@ -48,6 +48,7 @@ from airflow_hudi_etc.hudi.config.schema import FILE_NAME, with_meta_fields
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table.hudi_table import HudiTable, SliceReadSpec
 from airflow_hudi_etc.hudi.timeline.active import Action, Instant, State, next_instant_time
+from airflow_hudi_etc.hudi.format import V6
 from airflow_hudi_etc.hudi.timeline.commits import CommitMetadata, WriteStat, commit_bytes
 from airflow_hudi_etc.hudi.write.writer import WriteUnit, _ensure_partition_metadata, _ipc, prepare_batch, write_unit
 
@@ -204,7 +205,7 @@ class JavaHudi:
         req = Instant(t, Action.DELTA_COMMIT, State.REQUESTED)
         self.storage.create_if_absent(req.path(), b"")
         self.storage.create_if_absent(req.path(State.INFLIGHT),
-                                      commit_bytes(_commit({}, operation.upper()), layout=1))
+                                      commit_bytes(_commit({}, operation.upper()), V6))
         located = self._live_keys(table)
         groups = defaultdict(list)
         for i, (k, p) in enumerate(zip(prepared.column("__key").to_pylist(), prepared.column("__part").to_pylist())):
@@ -241,7 +242,7 @@ class JavaHudi:
             for st in stats:
                 p2s[st.partitionPath].append(st)
             meta = _commit(p2s, operation.upper(), json.dumps(schema, separators=(",", ":")))
-            self.storage.create_if_absent(req.path(State.COMPLETED), commit_bytes(meta, layout=1))
+            self.storage.create_if_absent(req.path(State.COMPLETED), commit_bytes(meta, V6))
         return t, [u.path for u in units]
 
     def _write_unit(self, u: WriteUnit) -> WriteStat:
@@ -347,7 +348,7 @@ class JavaHudi:
             between(c)
         reconcile_against_markers(self.storage, c, {st.path for sts in p2s.values() for st in sts})
         meta = _commit(p2s, "COMPACT", json.dumps(table.avro_schema, separators=(",", ":")), compacted=True)
-        self.storage.create_if_absent(infl.path(State.COMPLETED), commit_bytes(meta, layout=1))
+        self.storage.create_if_absent(infl.path(State.COMPLETED), commit_bytes(meta, V6))
         delete_marker_dir(self.storage, c)
         return c
 

@@ -1,4 +1,6 @@
-"""The active timeline of a table-version-6 table (timeline layout 1).
+"""The active timeline: :class:`Timeline` (timeline layout 1, table version 6) and
+:class:`LayoutTwoTimeline` (layout 2, versions 8/9; its names are parsed in :mod:`.timeline_v2`).
+:meth:`Timeline.load` builds the class of the table's layout (its profile's ``timeline_layout``).
 
 Vocabulary (as in Hudi and hudi-rs): an *instant* is a 17-digit timestamp plus an *action*
 (deltacommit, commit, compaction, clean, rollback, replacecommit, ...) and a *state*
@@ -8,19 +10,25 @@ compaction is ``<ts>.commit``. Layout 1 never renames: a transition creates the 
 file and the loader keeps the highest state per (timestamp, action group).
 
 The :class:`Timeline` is an immutable snapshot built from **one** listing of ``.hoodie/``;
-nothing here reads instant contents except the helpers that are asked to.
+nothing here reads instant contents except the helpers that are asked to. Writing instants goes
+through the timeline too (:meth:`Timeline.new_time`, :meth:`Timeline.complete`, ...; the calls of
+:mod:`.layout`), so the layout decides how.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import functools
-import json
 import re
 from functools import cached_property
 from typing import Iterable, Iterator, Mapping
 
 from ..errors import InvalidTimelineError, TableUpgradeIncompleteError
+from ..format import V6, V8, FormatProfile
+from . import timeline_v2 as _v2
+from .commit_json import (  # noqa: F401 - commit JSON decoding, also reachable from here
+    LogWriteStat, iter_write_stats, load_commit_metadata, load_log_write_stats,
+)
 from .instant import (  # the instant vocabulary, also reachable from here
     AUX_DIR, INSTANT_TIME, META_DIR, TEMP_DIR, WRITE_ACTIONS, Action, Instant, State, _GROUP, _GROUP_V2,
     _LAYOUT1_ACTIONS, parse_instant_file,
@@ -119,7 +127,7 @@ def _stamp_pattern(suffix: str) -> "re.Pattern[str]":
 
 
 class Timeline:
-    """Immutable view of the active timeline: every instant in its highest state, sorted.
+    """Immutable view of the active timeline of layout 1: every instant in its highest state, sorted.
 
     ``Timeline(instants, files)``; :meth:`load` / :meth:`from_file_names` build it from the file
     names of one listing of ``.hoodie/`` and parse them only when asked: the sensor's questions
@@ -130,11 +138,16 @@ class Timeline:
     instants: tuple[Instant, ...]
     #: names in ``.hoodie/`` as listed (sub-folder names included when listed by :meth:`load`)
     files: frozenset[str]
-    #: timeline layout (1: table version 6; 2: versions 8/9) and the folder of its files
+    #: timeline layout (``hoodie.timeline.layout.version``) and the folder of its files
     layout = 1
     meta_dir = META_DIR
+    #: the format profile of the table (a layout-1 timeline is version 6's)
+    profile: FormatProfile = V6
     #: layout 2: a callable giving {requested time: completion time} of archived instants (LSM history)
     _history = None
+    #: a lazy timeline answers the compaction questions from the names of compaction files
+    #: (layout 1's grouping rules; layout 2 answers them through :func:`.timeline_v2.lazy_instants_of`)
+    _compactions_from_own_names = True
 
     def __init__(self, instants: Iterable[Instant] = (), files: Iterable[str] = frozenset()):
         d = self.__dict__
@@ -157,7 +170,7 @@ class Timeline:
         return hash((self.instants, self.files))
 
     def __repr__(self) -> str:
-        return f"Timeline(instants={self.instants!r}, files={self.files!r})"
+        return f"{type(self).__name__}(instants={self.instants!r}, files={self.files!r})"
 
     @classmethod
     def from_file_names(cls, names: Iterable[str]) -> "Timeline":
@@ -172,19 +185,10 @@ class Timeline:
     @classmethod
     def load(cls, storage, config=None) -> "Timeline":
         """The active timeline. ``config`` (the table's :class:`~.properties.TableConfig`) selects
-        layout 2 for table versions 8/9 and turns on the checks for half-upgraded tables; without
-        it the table is read as layout 1 (version 6)."""
-        if config is not None and getattr(config, "layout_version", 1) == 2:
-            from .timeline_v2 import load_layout2
-
-            return load_layout2(cls, storage, config)
+        the class of its profile's timeline layout (:data:`TIMELINE_CLASSES`) and turns on the
+        checks for half-upgraded tables; without it the table is read as layout 1 (version 6)."""
         if config is not None:
-            names = storage.list_entry_names(META_DIR, include_temp=True)
-            if "timeline" in names:
-                from .timeline_v2 import check_no_layout2_instants
-
-                check_no_layout2_instants(storage)
-            return cls.from_file_names(names)
+            return TIMELINE_CLASSES[config.profile.timeline_layout].load_for(storage, config)
         # one listing of the folder's entries without a type check per entry: its sub-folders
         # (.aux, .temp, archived, metadata, ...) are never named like a timeline file, and the
         # parse takes only timeline file names (Hudi's own listing of the timeline keeps every
@@ -196,12 +200,17 @@ class Timeline:
             return cls.load(storage, load_table_config(storage))
         return cls.from_file_names(names)
 
+    @classmethod
+    def load_for(cls, storage, config) -> "Timeline":
+        """The layout-1 timeline of a table whose ``config`` says so; a layout-2 timeline folder
+        holding instant files means an upgrade is running or crashed (spec §8): refused."""
+        names = storage.list_entry_names(META_DIR, include_temp=True)
+        if "timeline" in names:
+            _v2.check_no_layout2_instants(storage)
+        return cls.from_file_names(names)
+
     @cached_property
     def instants(self) -> tuple[Instant, ...]:  # only reached by a Timeline from file names
-        if self.layout == 2:
-            from .timeline_v2 import parse_layout2
-
-            return tuple(parse_layout2(self._names, self.meta_dir))
         return tuple(_parse_groups(self._names))
 
     @cached_property
@@ -218,10 +227,6 @@ class Timeline:
         mention ``.compaction``)."""
         if not self._lazy():
             return tuple(i for i in self.instants if i.action is Action.COMPACTION)
-        if self.layout == 2:
-            from .timeline_v2 import lazy_instants_of
-
-            return lazy_instants_of(self._joined, Action.COMPACTION, self.meta_dir)
         return self._instants_of(Action.COMPACTION)
 
     def _states_of(self, action: Action) -> dict[str, State]:
@@ -284,7 +289,7 @@ class Timeline:
     def completed_compactions_newest_first(self) -> Iterator[Instant]:
         """:attr:`completed_compactions` newest first, built one at a time (a reader that stops at
         the newest one, as the sensor's poke does, builds and sorts none of the others)."""
-        if not self._lazy() or self.layout != 1 or "completed_compactions" in self.__dict__:
+        if not self._lazy() or not self._compactions_from_own_names or "completed_compactions" in self.__dict__:
             yield from reversed(self.completed_compactions)
             return
         done = [ts for ts, st in self._states_of(Action.COMPACTION).items() if st is State.COMPLETED]
@@ -322,7 +327,7 @@ class Timeline:
 
     @cached_property
     def pending_compactions(self) -> tuple[Instant, ...]:
-        if self._lazy() and self.layout == 1 and "_compactions" not in self.__dict__:
+        if self._lazy() and self._compactions_from_own_names and "_compactions" not in self.__dict__:
             return self._instants_of(Action.COMPACTION, pending=True)
         return tuple(i for i in self._compactions if i.state is not State.COMPLETED)
 
@@ -332,7 +337,7 @@ class Timeline:
 
     @cached_property
     def completed_compactions(self) -> tuple[Instant, ...]:
-        if self._lazy() and self.layout == 1 and "_compactions" not in self.__dict__:
+        if self._lazy() and self._compactions_from_own_names and "_compactions" not in self.__dict__:
             return self._instants_of(Action.COMPACTION, pending=False)
         return tuple(i for i in self._compactions if i.state is State.COMPLETED)
 
@@ -351,12 +356,6 @@ class Timeline:
 
     @cached_property
     def pending_replaces(self) -> tuple[Instant, ...]:
-        if self._lazy() and self.layout == 2:
-            from .timeline_v2 import lazy_instants_of
-
-            both = [*lazy_instants_of(self._joined, Action.REPLACE_COMMIT, self.meta_dir, pending_only=True),
-                    *lazy_instants_of(self._joined, Action.CLUSTERING, self.meta_dir, pending_only=True)]
-            return tuple(sorted(both, key=_sort_key))
         if self._lazy():
             return self._instants_of(Action.REPLACE_COMMIT, pending=True)
         return tuple(i for i in self.instants
@@ -393,12 +392,7 @@ class Timeline:
 
     def as_of(self, ts: str) -> "Timeline":
         """The timeline as a reader at ``ts`` sees it: instants with timestamp ≤ ts."""
-        t = Timeline(tuple(i for i in self.instants if i.timestamp <= ts), self.files)
-        if self.layout != 1:
-            t.__dict__.update(layout=self.layout, meta_dir=self.meta_dir, _history=self._history)
-            # instants older than the first write of the full timeline stay "archived ⇒ completed"
-            t.__dict__["first_write_time"] = self.first_write_time
-        return t
+        return Timeline(tuple(i for i in self.instants if i.timestamp <= ts), self.files)
 
     # ---------------------------------------------------------------- layout 2: completion times
     @cached_property
@@ -420,12 +414,7 @@ class Timeline:
         c = self.completion_times.get(ts)
         if c is not None:
             return c
-        if self.layout == 1:
-            return ts if self.is_committed(ts) else None
-        if self.is_archived(ts):
-            hist = self._history() if self._history is not None else {}
-            return hist.get(ts, ts)
-        return None
+        return ts if self.is_committed(ts) else None
 
     def is_completed_before(self, ts: str, before: str) -> bool:
         """Java's ``CompletionTimeQueryView#isCompletedBefore``: completed, with completion < ``before``."""
@@ -440,6 +429,158 @@ class Timeline:
 
     def get(self, ts: str) -> list[Instant]:
         return [i for i in self.instants if i.timestamp == ts]
+
+    # ---------------------------------------------------------------- writing instants
+    def new_time(self, *, zone: _dt.tzinfo = _dt.timezone.utc, now: _dt.datetime | None = None) -> str:
+        """A new requested time: after every instant on the timeline, pending included."""
+        return next_instant_time(self, now, zone=zone)
+
+    def completed_path(self, storage, ts: str, action: Action) -> str | None:
+        """The table-relative path of the completed file of instant ``ts`` (None: not completed).
+        Reads storage, not this timeline (which may be older than the instant's completion)."""
+        p = Instant(ts, action, State.COMPLETED).path()
+        return p if storage.exists(p) else None
+
+    def complete(self, storage, ts: str, action: Action, data: bytes, *, zone: _dt.tzinfo = _dt.timezone.utc,
+                 now: _dt.datetime | None = None) -> str:
+        """Write the completed file of instant ``ts`` (the commit point) with ``data``, put-if-absent; its path."""
+        p = Instant(ts, action, State.COMPLETED).path()
+        storage.create_if_absent(p, data)
+        return p
+
+
+class LayoutTwoTimeline(Timeline):
+    """The active timeline of layout 2 (table versions 8/9; shared/hudi-format-v8-v9.md §2, §8):
+    files in ``meta_dir`` (``.hoodie/<hoodie.timeline.path>``), a completed instant named
+    ``<requested>_<completion>.<action>``, archived instants in the LSM history.
+
+    Built by :meth:`load_for` after the mixed-state checks of spec §8 and parsed when asked, as
+    layout 1: the sensor's questions (pending/completed compactions, pending replacecommits and
+    clusterings) are answered from the names that mention those actions
+    (:func:`.timeline_v2.lazy_instants_of`); a completed file without its completion time is
+    refused at once."""
+
+    layout = 2
+    meta_dir = META_DIR + "/timeline"
+    #: the profile of a layout-2 timeline built without a table config (:meth:`load_for` sets the table's)
+    profile: FormatProfile = V8
+    _compactions_from_own_names = False
+
+    def __init__(self, instants: Iterable[Instant] = (), files: Iterable[str] = frozenset(), *,
+                 meta_dir: str | None = None, profile: FormatProfile | None = None, history=None,
+                 first_write_time: str | None = None):
+        super().__init__(instants, files)
+        self._set(meta_dir, profile, history)
+        if first_write_time is not None:
+            # a timeline cut at an instant keeps the full one's first write: instants older than
+            # it stay "archived ⇒ completed"
+            self.__dict__["first_write_time"] = first_write_time
+
+    def _set(self, meta_dir: str | None, profile: FormatProfile | None, history) -> None:
+        d = self.__dict__
+        for k, v in (("meta_dir", meta_dir), ("profile", profile), ("_history", history)):
+            if v is not None:
+                d[k] = v
+
+    @classmethod
+    def from_file_names(cls, names: Iterable[str], *, meta_dir: str | None = None,
+                        profile: FormatProfile | None = None, history=None) -> "LayoutTwoTimeline":
+        t = super().from_file_names(names)
+        t._set(meta_dir, profile, history)
+        return t
+
+    @classmethod
+    def load_for(cls, storage, config) -> "LayoutTwoTimeline":
+        """The layout-2 active timeline of the table ``config`` describes, after the mixed-state
+        checks of spec §8 (:func:`.timeline_v2.check_upgrade_complete`)."""
+        meta_dir = config.timeline_dir
+        _v2.check_upgrade_complete(storage, config)
+        history_dir = config.history_dir
+        hist_name = history_dir.rsplit("/", 1)[-1] if history_dir and history_dir.startswith(meta_dir + "/") else None
+        names = storage.list_entry_names(meta_dir, include_temp=True)
+        if hist_name in names:
+            names = [n for n in names if n != hist_name]
+        history = _once(lambda: _v2.read_lsm_history(storage, history_dir)) if history_dir else None
+        t = cls.from_file_names(names, meta_dir=meta_dir, profile=config.profile, history=history)
+        if ".crc\x00" in (t.__dict__.get("_joined") or "".join(n + "\x00" for n in names)):  # checksum files: not instants
+            t = cls.from_file_names([n for n in names if not n.endswith(".crc")], meta_dir=meta_dir,
+                                    profile=config.profile, history=history)
+        joined = t.__dict__.get("_joined")
+        if joined is None:
+            t.__dict__["instants"] = tuple(_v2.parse_layout2(names, meta_dir))  # (raises what the parse raises)
+        else:
+            _v2.check_no_legacy_completed(joined, meta_dir)
+        return t
+
+    @cached_property
+    def instants(self) -> tuple[Instant, ...]:  # only reached by a timeline from file names
+        return tuple(_v2.parse_layout2(self._names, self.meta_dir))
+
+    @cached_property
+    def _compactions(self) -> tuple[Instant, ...]:
+        if not self._lazy():
+            return tuple(i for i in self.instants if i.action is Action.COMPACTION)
+        return _v2.lazy_instants_of(self._joined, Action.COMPACTION, self.meta_dir)
+
+    @cached_property
+    def pending_replaces(self) -> tuple[Instant, ...]:
+        if self._lazy():
+            both = [*_v2.lazy_instants_of(self._joined, Action.REPLACE_COMMIT, self.meta_dir, pending_only=True),
+                    *_v2.lazy_instants_of(self._joined, Action.CLUSTERING, self.meta_dir, pending_only=True)]
+            return tuple(sorted(both, key=_sort_key))
+        return super().pending_replaces
+
+    def as_of(self, ts: str) -> "LayoutTwoTimeline":
+        return LayoutTwoTimeline(tuple(i for i in self.instants if i.timestamp <= ts), self.files,
+                                 meta_dir=self.meta_dir, profile=self.profile, history=self._history,
+                                 first_write_time=self.first_write_time)
+
+    def completion_time(self, ts: str) -> str | None:
+        c = self.completion_times.get(ts)
+        if c is not None:
+            return c
+        if self.is_archived(ts):
+            hist = self._history() if self._history is not None else {}
+            return hist.get(ts, ts)
+        return None
+
+    # ---------------------------------------------------------------- writing instants
+    def new_time(self, *, zone: _dt.tzinfo = _dt.timezone.utc, now: _dt.datetime | None = None) -> str:
+        """A new requested time: after every requested and completion time on the timeline."""
+        return next_time_layout2(self, now=now, zone=zone)
+
+    def completed_path(self, storage, ts: str, action: Action) -> str | None:
+        group = _GROUP_V2.get(action, action)
+        prefix, suffix = f"{ts}_", f".{group.value}"
+        for n in storage.list_entry_names(self.meta_dir):
+            if n.startswith(prefix) and n.endswith(suffix) and n[len(prefix):-len(suffix)].isdigit():
+                return f"{self.meta_dir}/{n}"
+        return None
+
+    def complete(self, storage, ts: str, action: Action, data: bytes, *, zone: _dt.tzinfo = _dt.timezone.utc,
+                 now: _dt.datetime | None = None) -> str:
+        """Write ``<ts>_<c>.<action>``: the completion time ``c`` is taken now, after every time on a
+        fresh listing of the timeline; a retry that finds the instant completed with the same bytes
+        is answered with that file, other bytes are an :class:`InstantExistsError`."""
+        d = self.meta_dir
+        c = next_time_layout2(Timeline.load(storage), now=now, zone=zone)
+        return f"{d}/{_v2.complete_instant(storage, d, ts, action, c, data)}"
+
+
+def _once(fn):
+    """``fn`` as a callable that calls it once, on its first call, and then gives that result."""
+    box: list = []
+
+    def get():
+        if not box:
+            box.append(fn())
+        return box[0]
+
+    return get
+
+
+#: the timeline class of each timeline layout (a profile's ``timeline_layout``)
+TIMELINE_CLASSES: Mapping[int, type[Timeline]] = {1: Timeline, 2: LayoutTwoTimeline}
 
 
 # ------------------------------------------------------------------- instant times
@@ -501,199 +642,3 @@ def next_time_layout2(timeline: Timeline, *others: Timeline, now: _dt.datetime |
         if ts <= latest:
             ts = format_instant(parse_instant_time(latest) + _dt.timedelta(milliseconds=1))
     return ts
-
-
-# ------------------------------------------------------------------- commit metadata
-def load_commit_metadata(data: bytes, what: str = "commit metadata") -> dict:
-    """Parse commit JSON; an empty file is an empty object, as in Hudi."""
-    if not data.strip():
-        return {}
-    try:
-        meta = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise InvalidTimelineError(f"{what} is not valid JSON: {str(e)[:200]}") from None
-    if not isinstance(meta, dict):
-        raise InvalidTimelineError(f"{what} is not a JSON object")
-    p2s = meta.get("partitionToWriteStats") or {}
-    if not isinstance(p2s, dict) or not all(isinstance(v, list) for v in p2s.values()):
-        raise InvalidTimelineError(f"{what}: partitionToWriteStats is malformed")
-    for stats in p2s.values():
-        _check_stats(stats, what)
-    # the types Hudi's Jackson mapping of HoodieCommitMetadata would insist on, for the fields read
-    extra = meta.get("extraMetadata") or {}
-    if not isinstance(extra, dict) or not all(isinstance(v, str) or v is None for v in extra.values()):
-        raise InvalidTimelineError(f"{what}: extraMetadata is not a map of strings")
-    _check_schema(extra, what)
-    replaced = meta.get("partitionToReplaceFileIds") or {}
-    if not isinstance(replaced, dict) or not all(
-            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in replaced.values()):
-        raise InvalidTimelineError(f"{what}: partitionToReplaceFileIds is malformed")
-    return meta
-
-
-def _check_schema(extra: Mapping, what: str) -> None:
-    if extra.get("schema"):  # readers take the table schema from here
-        try:
-            schema = json.loads(extra["schema"])
-        except (ValueError, RecursionError):
-            raise InvalidTimelineError(f"{what}: the schema in extraMetadata is not JSON") from None
-        if not isinstance(schema, dict):
-            raise InvalidTimelineError(f"{what}: the schema in extraMetadata is not a record schema")
-
-
-_STAT_STR = ("fileId", "path", "partitionPath", "prevCommit", "baseFile", "hoodieEtcLinkTarget", "hoodieEtcLinkMode")
-_STAT_INT = ("numWrites", "numDeletes", "numUpdateWrites", "numInserts", "totalWriteBytes", "fileSizeInBytes",
-             "minEventTime", "maxEventTime", "logVersion", "totalLogFilesCompacted", "totalLogSizeCompacted")
-
-
-def _check_stat(s: Mapping, what: str) -> None:
-    for k in _STAT_STR:
-        if s.get(k) is not None and not isinstance(s[k], str):
-            raise InvalidTimelineError(f"{what}: write stat field {k} is not a string")
-    for k in _STAT_INT:
-        v = s.get(k)
-        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or not -(2**63) <= v < 2**63):
-            raise InvalidTimelineError(f"{what}: write stat field {k} is not a 64-bit integer")
-    lf_ = s.get("logFiles")
-    if lf_ is not None and not (isinstance(lf_, list) and all(isinstance(x, str) for x in lf_)):
-        raise InvalidTimelineError(f"{what}: write stat field logFiles is not a list of strings")
-
-
-def _check_stats(stats: list, what: str) -> None:
-    """:func:`_check_stat` over a list of write stats, each an object; the common case (exact
-    ``str``/``int`` values, or absent/null fields) is checked in one tight loop, anything else
-    goes through :func:`_check_stat` for the same verdict and message."""
-    str_keys, int_keys = _STAT_STR, _STAT_INT
-    lo, hi = _I64_MIN, _I64_MAX
-    for s in stats:
-        if s.__class__ is not dict:
-            if not isinstance(s, dict):
-                raise InvalidTimelineError(f"{what}: a write stat is not an object")
-            _check_stat(s, what)
-            continue
-        get = s.get
-        ok = True
-        for k in str_keys:
-            v = get(k)
-            if v is not None and v.__class__ is not str:
-                ok = False
-                break
-        if ok:
-            for k in int_keys:
-                v = get(k)
-                if v is not None and (v.__class__ is not int or v < lo or v > hi):
-                    ok = False
-                    break
-        if ok:
-            v = get("logFiles")
-            if v is not None:
-                if v.__class__ is not list:
-                    ok = False
-                else:
-                    for x in v:
-                        if x.__class__ is not str:
-                            ok = False
-                            break
-        if not ok:
-            _check_stat(s, what)  # slow path: subclasses, or raise with the exact message
-
-
-_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
-
-
-def iter_write_stats(meta: Mapping) -> Iterable[dict]:
-    for stats in (meta.get("partitionToWriteStats") or {}).values():
-        yield from stats
-
-
-# ------------------------------------------------------------------- log write stats, fast
-#: what :func:`load_log_write_stats` gives per write stat of a log file
-LogWriteStat = tuple  # (path, minEventTime, maxEventTime, numWrites, numDeletes, hoodieEtcOrdering)
-
-try:  # a dependency of Airflow's core and task SDK, not of this package: without it, json
-    import msgspec as _msgspec
-except ImportError:  # pragma: no cover - e.g. a Spark executor without Airflow
-    _msgspec = None
-
-
-def _stats_decoder():
-    """A msgspec decoder of commit JSON typed like :func:`load_commit_metadata`'s checks: every
-    write-stat field it checks (:data:`_STAT_STR`, :data:`_STAT_INT`, ``logFiles``), extra
-    metadata and replaced file ids, each a nullable field; other fields are skipped, unbuilt."""
-    if _msgspec is None:
-        return None
-    from typing import Annotated, Any, Optional
-
-    i64 = Annotated[int, _msgspec.Meta(ge=_I64_MIN, le=_I64_MAX)]
-    stat = _msgspec.defstruct(
-        "_WriteStat",
-        [(k, Optional[str], None) for k in _STAT_STR] + [(k, Optional[i64], None) for k in _STAT_INT]
-        + [("logFiles", Optional[list[str]], None), ("hoodieEtcOrdering", Any, None)],
-        gc=False,
-    )
-    meta = _msgspec.defstruct(
-        "_CommitMetadata",
-        [("partitionToWriteStats", Optional[dict[str, list[stat]]], None),
-         ("extraMetadata", Optional[dict[str, Optional[str]]], None),
-         ("partitionToReplaceFileIds", Optional[dict[str, list[str]]], None)],
-        gc=False,
-    )
-    return _msgspec.json.Decoder(meta)
-
-
-_STATS_DECODER = _stats_decoder()
-#: Python frames between :func:`_decode_fast` and msgspec: json.loads, called from
-#: load_commit_metadata, nests its C scanner 3 frames deeper than a direct call, and both count
-#: JSON nesting against the same recursion limit; from this deep, msgspec gives up on a nesting
-#: no shallower than json would (a commit json refuses as too deep never passes here)
-_DECODE_DEPTH = 6
-
-
-def _call_deeper(n: int, fn, arg):
-    return fn(arg) if n <= 0 else _call_deeper(n - 1, fn, arg)
-
-
-def _decode_fast(data: bytes):
-    """The commit decoded by msgspec, or None when json must judge it (the slow path decides
-    the verdict and the message: anything msgspec refuses — NaN, a lone surrogate escape, a
-    type, nesting — or bytes that are not UTF-8, which msgspec would let pass in skipped fields)."""
-    if _STATS_DECODER is None:
-        return None
-    if not data.isascii():
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-    try:
-        return _call_deeper(_DECODE_DEPTH, _STATS_DECODER.decode, data)
-    except Exception:  # noqa: BLE001 - any doubt: the json path decides
-        return None
-
-
-def load_log_write_stats(data: bytes, what: str = "commit metadata",
-                         extra: dict | None = None) -> list[LogWriteStat]:
-    """``(path, minEventTime, maxEventTime, numWrites, numDeletes, hoodieEtcOrdering)`` of each
-    write stat whose path names a log file (``.log.`` in it), in file order (the last as JSON
-    gives it, unchecked: :func:`.ordering_facts.from_json` judges it). The verdict on the commit is exactly
-    :func:`load_commit_metadata`'s (valid, or the same :class:`InvalidTimelineError`): msgspec
-    decodes and type-checks the same fields in C, only the fields asked for become Python
-    values, and anything it does not accept goes through :func:`load_commit_metadata`.
-    ``extra``: a dict that receives the commit's ``extraMetadata`` (from the same decoding)."""
-    m = _decode_fast(data) if data.strip() else None
-    if m is not None:
-        _check_schema(m.extraMetadata or {}, what)
-        if extra is not None:
-            extra.update(m.extraMetadata or {})
-        out = []
-        append = out.append
-        for stats in (m.partitionToWriteStats or {}).values():
-            for s in stats:
-                p = s.path
-                if p and ".log." in p:
-                    append((p, s.minEventTime, s.maxEventTime, s.numWrites, s.numDeletes, s.hoodieEtcOrdering))
-        return out
-    meta = load_commit_metadata(data, what)
-    if extra is not None:
-        extra.update(meta.get("extraMetadata") or {})
-    return [(p, st.get("minEventTime"), st.get("maxEventTime"), st.get("numWrites"), st.get("numDeletes"),
-             st.get("hoodieEtcOrdering")) for st in iter_write_stats(meta) if (p := st.get("path")) and ".log." in p]

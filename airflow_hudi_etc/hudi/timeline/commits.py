@@ -1,4 +1,5 @@
-"""Commit metadata, typed, and its two encodings (JSON in layout 1, Avro in layout 2).
+"""Commit metadata, typed, and its two encodings (JSON in table version 6, Avro in 8/9: a profile's
+``commit_encoding``).
 
 * :class:`WriteStat` / :class:`CommitMetadata`: frozen dataclasses of Hudi's ``HoodieWriteStat`` /
   ``HoodieCommitMetadata``, the one way the product builds commit metadata
@@ -6,13 +7,13 @@
   :class:`CommitMetadata`); ``to_json`` gives layout 1's JSON object, ``to_avro`` layout 2's
   record, ``from_dict`` reads either back.
 * :func:`commit_bytes`: the one function from a :class:`CommitMetadata` to the bytes of a
-  commit file, JSON (layout 1) or Avro (layout 2).
+  commit file in a profile's encoding, JSON (version 6) or Avro (8/9); :func:`load_commit` back.
 * Layout 2 (table versions 8/9, shared/hudi-format-v8-v9.md §2.3): every instant file is an Avro
   object container with exactly one record, codec null; an empty file is an empty object.
   :data:`COMMIT_METADATA_SCHEMA` is written here from the spec's field table (namespace
   ``org.apache.hudi.avro.model``, every field nullable with default null, ``version`` int|null=1).
-* :func:`decode_commit_metadata` decodes either encoding to the dict form (layout 1's msgspec
-  fast path in :mod:`.timeline` is untouched).
+* :func:`load_commit` decodes either encoding to the dict form (JSON with the checks of
+  :mod:`.commit_json`, whose msgspec fast path serves planning).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Mapping
 
 from ..errors import InvalidTimelineError
+from ..format import AVRO_COMMITS, JSON_COMMITS, FormatProfile
+from .commit_json import load_commit_metadata
 
 _NS = "org.apache.hudi.avro.model"
 
@@ -286,7 +289,7 @@ def decode_avro_single(data: bytes, what: str = "timeline file") -> dict:
 
 
 def decode_avro_commit(data: bytes, what: str = "commit metadata") -> dict:
-    """A layout-2 commit file as the dict the JSON path gives (see :func:`.timeline.load_commit_metadata`)."""
+    """A layout-2 commit file as the dict the JSON path gives (see :func:`.commit_json.load_commit_metadata`)."""
     rec = decode_avro_single(data, what)
     if not rec:
         return {}
@@ -297,24 +300,31 @@ def decode_avro_commit(data: bytes, what: str = "commit metadata") -> dict:
     return rec
 
 
-def load_commit(data: bytes, *, layout: int, what: str = "commit metadata") -> dict:
-    """Commit metadata of either layout as a dict (layout 1: JSON with its checks; 2: Avro)."""
-    if layout == 2:
-        return decode_avro_commit(data, what)
-    from .active import load_commit_metadata
-
-    return load_commit_metadata(data, what)
+def _json_commit_bytes(meta: CommitMetadata) -> bytes:
+    """The JSON Java's Jackson and hudi-rs read (indent 2, :meth:`CommitMetadata.to_json`)."""
+    return json.dumps(meta.to_json(), indent=2).encode("utf-8")
 
 
-def commit_bytes(meta: CommitMetadata, *, layout: int) -> bytes:
-    """The bytes of a commit file (completed, or an inflight's workload profile) in ``layout``:
-    layout 1 the JSON Java's Jackson and hudi-rs read (indent 2, :meth:`CommitMetadata.to_json`),
-    layout 2 an Avro container (never JSON; keys the schema lacks, e.g. ``hoodieEtc*``, left out)."""
+#: each commit encoding (a profile's ``commit_encoding``) → (encode a CommitMetadata, decode bytes
+#: to the dict form): JSON with its checks (:mod:`.commit_json`), or an Avro container
+_COMMIT_CODECS = {
+    JSON_COMMITS: (_json_commit_bytes, load_commit_metadata),
+    AVRO_COMMITS: (encode_avro_commit, decode_avro_commit),
+}
+
+
+def load_commit(data: bytes, profile: FormatProfile, what: str = "commit metadata") -> dict:
+    """Commit metadata in ``profile``'s encoding as a dict (JSON: with its checks; Avro)."""
+    return _COMMIT_CODECS[profile.commit_encoding][1](data, what)
+
+
+def commit_bytes(meta: CommitMetadata, profile: FormatProfile) -> bytes:
+    """The bytes of a commit file (completed, or an inflight's workload profile) in ``profile``'s
+    encoding: JSON (:meth:`CommitMetadata.to_json`) or an Avro container (never JSON; keys the
+    schema lacks, e.g. ``hoodieEtc*``, left out)."""
     if not isinstance(meta, CommitMetadata):
         raise TypeError(f"commit_bytes takes a CommitMetadata, not {type(meta).__name__}")
-    if layout == 2:
-        return encode_avro_commit(meta)
-    return json.dumps(meta.to_json(), indent=2).encode("utf-8")
+    return _COMMIT_CODECS[profile.commit_encoding][0](meta)
 
 
 def stat_field_names() -> tuple[str, ...]:

@@ -12,23 +12,20 @@ The archived instants are in the LSM history ``<timeline>/history/`` (``_version
 ``manifest_<N>``, ``<min>_<max>_<level>.parquet`` with ``instantTime``/``completionTime``/``action``
 columns), read only when a completion time of an archived instant is asked for.
 
-Writing primitives: :func:`instant_file_name` (the file of an instant in a state),
+The timeline class of layout 2 is :class:`.active.LayoutTwoTimeline`, built on this module's
+parse and checks. Writing primitives: :func:`instant_file_name` (the file of an instant in a state),
 :func:`complete_instant` (write ``<r>_<c>.<action>`` once); a new requested or completion time
-(greater than every time on the data and MDT timelines) is :func:`.timeline.next_time_layout2`.
+(greater than every time on the data and MDT timelines) is :func:`.active.next_time_layout2`.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Iterable, TypeVar
+from typing import Iterable
 
 from ..errors import HudiEtcError, InstantExistsError, InvalidTimelineError, TableUpgradeIncompleteError
 from .instant import _GROUP_V2 as _GROUP, INSTANT_TIME, META_DIR, Action, Instant, State
-
-#: the timeline class :func:`load_layout2` builds (``timeline.Timeline``: it reads layout 2 through
-#: this module, never the other way round)
-_T = TypeVar("_T")
 
 #: the instant file names of layout 2 (InstantFileNameParserV2, restricted to known shapes)
 _V2_RE = re.compile(rf"^({INSTANT_TIME})(?:_({INSTANT_TIME}))?\.([a-z]+)(?:\.(requested|inflight))?$")
@@ -169,33 +166,6 @@ def parse_layout2_reference(names: Iterable[str], meta_dir: str) -> list[Instant
     return out
 
 
-def load_layout2(cls: type[_T], storage, config) -> _T:
-    """The layout-2 active timeline of a v8/v9 table, after the mixed-state checks of spec §8.
-
-    Parsed when asked, as layout 1: the sensor's questions (pending/completed compactions, pending
-    replacecommits and clusterings) are answered from the names that mention those actions
-    (:func:`lazy_instants_of`); a completed file without its completion time is refused at once."""
-    meta_dir = config.timeline_dir
-    check_upgrade_complete(storage, config)
-    history_dir = config.history_dir
-    hist_name = history_dir.rsplit("/", 1)[-1] if history_dir and history_dir.startswith(meta_dir + "/") else None
-    names = storage.list_entry_names(meta_dir, include_temp=True)
-    if hist_name in names:
-        names = [n for n in names if n != hist_name]
-    t = cls.from_file_names(names)
-    if ".crc\x00" in (t.__dict__.get("_joined") or "".join(n + "\x00" for n in names)):  # checksum files: not instants
-        t = cls.from_file_names([n for n in names if not n.endswith(".crc")])
-    t.__dict__.update(layout=2, meta_dir=meta_dir)
-    joined = t.__dict__.get("_joined")
-    if joined is None:
-        t.__dict__["instants"] = tuple(parse_layout2(names, meta_dir))  # (raises what the parse raises)
-    else:
-        check_no_legacy_completed(joined, meta_dir)
-    if history_dir:
-        t.__dict__["_history"] = _lazy(lambda: read_lsm_history(storage, history_dir))
-    return t
-
-
 #: in the NUL-joined listing: a name "<t>.<action>" (a completed file without its completion time)
 _LEGACY_COMPLETED_RE = re.compile("\x00(\\d{14}(?:\\d{3})?)\\.([a-z]+)(?=\x00)")
 _SEP = "\x00"
@@ -271,17 +241,6 @@ def lazy_instants_of(joined: str, action: Action, meta_dir: str, *, pending_only
     return tuple(out)
 
 
-def _lazy(fn):
-    box: list = []
-
-    def get():
-        if not box:
-            box.append(fn())
-        return box[0]
-
-    return get
-
-
 # ------------------------------------------------------------------ mixed / half-upgraded states
 def _backup_of_other_version(storage, config) -> bool:
     """Is ``hoodie.properties.backup`` a whole properties file of another table or layout version
@@ -294,8 +253,7 @@ def _backup_of_other_version(storage, config) -> bool:
     except (FileNotFoundError, UnicodeDecodeError, HudiEtcError):
         return False
     version = (props.get("hoodie.table.version") or "").strip()
-    layout = (props.get("hoodie.timeline.layout.version") or "").strip()
-    return bool(version) and (version != str(config.version) or (bool(layout) and layout != "2"))
+    return bool(version) and (version != str(config.version) or config.profile.names_other_layout(props))
 
 
 def check_upgrade_complete(storage, config) -> None:
