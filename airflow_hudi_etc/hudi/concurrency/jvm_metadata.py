@@ -36,6 +36,7 @@ import json
 import zipfile
 
 from ..errors import MetadataTablePresentError, UnsupportedFeatureError
+from ..format import FormatProfile, profile_for
 from ..timeline.active import Action
 from . import write_config as wc
 from .jvm_lock import _JVM, _java_causes, _load_class
@@ -190,6 +191,11 @@ def _bundle_version() -> str:
         return "?"
 
 
+def _profile(props: dict) -> FormatProfile:
+    """The format profile of the table whose properties are ``props`` (version 6 without the key)."""
+    return profile_for(int(props.get("hoodie.table.version", "6")))
+
+
 def require_writable(storage, props: dict) -> None:
     """Refuse (``metadata_table_present``), before anything is written, a table with a metadata
     table this run cannot keep exact; pass a table without one."""
@@ -218,7 +224,7 @@ def require_writable(storage, props: dict) -> None:
         raise MetadataTablePresentError(
             f"{MDT_DIR}/ exists but {K_PARTITIONS} does not list files: the metadata table is not initialised "
             "(a Java writer builds it on its next commit, or `hudi-etc drop-metadata-table` removes it)")
-    if "record_index" in parts and int(props.get("hoodie.table.version", "6")) < 8:
+    if "record_index" in parts and not _profile(props).java_1x:
         raise UnsupportedFeatureError(
             "the metadata table has record_index on table version 6: Hudi 0.x does not derive its records "
             "from commit metadata, so hudi-etc cannot keep it exact (nothing was written)")
@@ -231,7 +237,8 @@ class MetadataWriter:
         prepare_avro_classes()  # before Hudi reads any timeline file in this JVM
         jvm = _JVM["jvm"]
         self.jvm, self.instant, self.storage = jvm, instant, storage
-        self.version = int(props.get("hoodie.table.version", "6"))
+        profile = _profile(props)
+        self.version = profile.table_version
         base = storage.uri("")  # the table location as Hudi in the JVM names it
         tp = jvm.org.apache.hudi.common.config.TypedProperties()
         for k, v in config.conf.items():
@@ -240,7 +247,7 @@ class MetadataWriter:
         settings = {"hoodie.base.path": base, "hoodie.table.name": props.get("hoodie.table.name", ""),
                     "hoodie.metadata.enable": "true", "hoodie.embed.timeline.server": "false",
                     **{flag: "true" if p in parts else "false" for p, flag in _INDEX_FLAGS.items()}}
-        if self.version >= 8 or _load_class(jvm, _FACTORY_1X) is not None:
+        if profile.java_1x or _load_class(jvm, _FACTORY_1X) is not None:
             settings.update({"hoodie.write.table.version": str(self.version), "hoodie.write.auto.upgrade": "false"})
         for k in ("hoodie.table.recordkey.fields", "hoodie.table.partition.fields", "hoodie.table.precombine.field"):
             if props.get(k):  # the key and fields, as the Java writers name them

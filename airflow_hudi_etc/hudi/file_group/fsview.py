@@ -284,13 +284,13 @@ def build_file_groups(bases: Iterable[BaseFile], logs: Iterable[LogFile]) -> dic
 
 
 def _build_groups(bases, logs, timeline: Timeline) -> dict[tuple[str, str], FileGroup]:
-    if getattr(timeline, "layout", 1) == 2:
-        return build_file_groups_v2(bases, logs, timeline)
+    if timeline.profile.slices_by_completion_time:
+        return build_file_groups_by_completion(bases, logs, timeline)
     return build_file_groups(bases, logs)
 
 
-def build_file_groups_v2(bases: Iterable[BaseFile], logs: Iterable[LogFile],
-                         timeline: Timeline) -> dict[tuple[str, str], FileGroup]:
+def build_file_groups_by_completion(bases: Iterable[BaseFile], logs: Iterable[LogFile],
+                                    timeline: Timeline) -> dict[tuple[str, str], FileGroup]:
     """File groups of a table version 8/9 (spec §3.2): files of instants that are not completed
     (pending, failed) are dropped; each base file starts a slice at its instant; every pending
     compaction instant C adds a slice key C (it stays empty of base files until C completes; with

@@ -9,6 +9,8 @@ Base files are ``{fileId}_{writeToken}_{instant}.parquet`` in every version
 * v8/v9: the instant is the **requested time of the writing instant**, and versions restart at 1
   for every writing instant, growing only to roll over within it (:func:`log_file_name_v8`,
   :func:`next_log_version_v8`).
+
+Which rule a table follows is its profile's ``logs_named_by_writing_instant``.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
 from ..errors import InvalidInputError, UnsupportedFeatureError
+from ..format import profile_for
 
 K_INDEX_TYPE = "hoodie.index.type"
 K_NUM_BUCKETS = "hoodie.bucket.index.num.buckets"
@@ -86,8 +87,9 @@ def _java_split(s: str, sep: str) -> list[str]:
 
 def hash_values(record_key: str, fields: Sequence[str], table_version: int) -> list[str | None]:
     """The values Java hashes for ``record_key`` (``BucketIdentifier.getHashKeys``) on a table of
-    ``table_version``: 6 as Hudi 0.14/0.15, 8 and 9 as Hudi 1.x."""
-    if table_version == 6:
+    ``table_version``, as the Java line that writes it parses keys: 6 as Hudi 0.14/0.15, 8 and 9
+    as Hudi 1.x (the profile's ``java_1x``)."""
+    if not profile_for(table_version).java_1x:
         if ":" not in record_key:
             return [record_key]
         out: list[str | None] = []

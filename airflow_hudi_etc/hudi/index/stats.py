@@ -22,7 +22,9 @@ from ..file_group.merge import BlockDecoder, ReadFilter, queue_blocks
 from ..config.properties import HUDI_EVENT_TIME_FIELD_KEY
 from ..config.schema import event_time_millis
 from .ordering_facts import OrderingFacts, column_range, from_json, merged, widen
+from ..format import JSON_COMMITS
 from ..timeline.active import Action, State, iter_write_stats, load_log_write_stats
+from ..timeline.commits import load_commit
 from ..timeline.instant import read_listed
 
 SOURCE_STATS = "write-stats"
@@ -96,6 +98,8 @@ def log_event_ranges(table, *, since: str | None = None,
     out: dict[str, EventRange | None] = {}
     storage = table.storage
     new, cls = _tuple_new, EventRange
+    profile = table.timeline.profile
+    json_commits = profile.commit_encoding == JSON_COMMITS  # the msgspec fast path decodes JSON
     for inst in table.timeline.completed_writes:
         if inst.action not in _LOG_WRITE_ACTIONS:
             continue
@@ -104,11 +108,9 @@ def log_event_ranges(table, *, since: str | None = None,
             continue
         done = inst.path(State.COMPLETED)
         data = read_listed(storage, done, table.timeline)  # (gone since the listing: TimelineChangedError)
-        if getattr(table.timeline, "layout", 1) == 2:  # Avro commit metadata (table versions 8/9)
-            from ..timeline.commits import decode_avro_commit
-
+        if not json_commits:  # Avro commit metadata (table versions 8/9)
             rows = [(p, st.get("minEventTime"), st.get("maxEventTime"), st.get("numWrites"), st.get("numDeletes"), None)
-                    for stats in (decode_avro_commit(data, str(inst)).get("partitionToWriteStats") or {}).values()
+                    for stats in (load_commit(data, profile, str(inst)).get("partitionToWriteStats") or {}).values()
                     for st in stats if (p := st.get("path")) and ".log." in p]
         elif schemas is None:
             rows = load_log_write_stats(data, str(inst))

@@ -40,6 +40,7 @@ from typing import Mapping
 from ..etc_keys import EXCLUSIVE_CLEANER, TIMELINE_ZONE as K_TIMELINE_ZONE
 from ..errors import InvalidInputError, InvalidPropertiesError, MetadataTablePresentError, UnsupportedFeatureError
 from ..config.properties import BACKUP_FILE, PROPERTIES_FILE, TableConfig, dumps, loads, read_table_properties
+from ..format import PROFILES
 
 from ..concurrency.jvm_metadata import K_INFLIGHT as K_MDT_INFLIGHT, K_PARTITIONS as K_MDT_PARTITIONS, MDT_DIR
 from ..concurrency.jvm_metadata import folder_exists, split_partitions
@@ -348,15 +349,15 @@ def timestamp_partitioning(config: TableConfig) -> TimestampPartitioning:
 
 # ------------------------------------------------------------------------ link mode
 def symlinks_allowed(config: TableConfig) -> bool:
-    if getattr(config, "layout_version", 1) == 2:  # v8/v9: re-exposed logs are copies (spec §3.6)
+    if config.profile.reexposed_logs_are_copies:  # v8/v9 (spec §3.6)
         return False
     return str(config.raw.get(K_EXCLUSIVE_CLEANER, "")).strip().lower() == "true"
 
 
 # ------------------------------------------------------------------------ the guard
-#: table versions the mutating commands (write, schedule, execute, rollback, clean) support. THE
-#: switch for wiring v8/v9 writing: add 8 and 9 here once writer and table services handle layout 2
-WRITABLE_TABLE_VERSIONS = frozenset({6, 8, 9})
+#: table versions the mutating commands (write, schedule, execute, rollback, clean) support: those
+#: whose profile says ``writable``
+WRITABLE_TABLE_VERSIONS = frozenset(v for v, p in PROFILES.items() if p.writable)
 
 
 def require_reproduced_payload(config: TableConfig) -> None:
@@ -368,7 +369,7 @@ def require_reproduced_payload(config: TableConfig) -> None:
     as the default, ``execute`` would write values Java keeps into the base file (issue 35 item 1)."""
     from ..config.properties import DEFAULT_PAYLOAD, OVERWRITE_LATEST_PAYLOAD
 
-    if getattr(config, "layout_version", 1) == 2:  # v8/v9: merge modes, refused by the table config
+    if config.profile.merge_modes:  # v8/v9: merge modes, refused by the table config
         return
     if config.payload_class not in (OVERWRITE_LATEST_PAYLOAD, DEFAULT_PAYLOAD):
         raise UnsupportedFeatureError(
@@ -385,7 +386,7 @@ def check_writable(storage, config: TableConfig) -> None:
     from ..concurrency.jvm_metadata import require_writable
 
     require_writable(storage, dict(config.raw))
-    if config.version not in WRITABLE_TABLE_VERSIONS:
+    if not config.profile.writable:
         from ..errors import UnsupportedTableVersionError
 
         raise UnsupportedTableVersionError(

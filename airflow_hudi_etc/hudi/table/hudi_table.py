@@ -25,6 +25,7 @@ from ..file_group.fsview import FileSlice, FileSystemView
 from ..logformat.parquet_data import open_parquet_file
 from ..file_group.merge import BlockDecoder, FoldedLogs, ReadFilter, ScanStats, fold_blocks, merge_slice, queue_blocks
 from ..config.properties import TableConfig, load_table_config
+from ..format import FormatProfile
 from ..config.schema import COMMIT_TIME, arrow_schema_from_avro, conform, meta_arrow_schema, with_meta_fields
 from ..storage import Storage
 from ..timeline.instant import read_listed
@@ -36,8 +37,8 @@ from ..timeline.active import (
     Timeline,
     format_instant,
     iter_write_stats,
-    load_commit_metadata,
 )
+from ..timeline.commits import load_commit
 
 
 @contextlib.contextmanager
@@ -65,7 +66,7 @@ class SliceReadSpec:
 
 
 class HudiTable:
-    """Read access to one table-version-6 MOR table. Cheap to create; reload to refresh."""
+    """Read access to one MOR table (versions 6, 8, 9). Cheap to create; reload to refresh."""
 
     def __init__(self, storage: Storage, config: TableConfig, timeline: Timeline):
         self.storage = storage
@@ -89,6 +90,11 @@ class HudiTable:
         return table
 
     @property
+    def profile(self) -> FormatProfile:
+        """The format profile of the table's version (:attr:`TableConfig.profile`)."""
+        return self.config.profile
+
+    @property
     def timeline_zone(self):
         """The zone new instants are made in (a typed error for a zone we cannot know)."""
         from ..services.coexistence import timeline_zone
@@ -110,11 +116,7 @@ class HudiTable:
             if not matches:
                 raise InvalidTimelineError(f"no completed instant {instant}")
             instant = matches[0]
-        if self.config.layout_version == 2:
-            from ..timeline.commits import decode_avro_commit
-
-            return decode_avro_commit(self.instant_bytes(instant, State.COMPLETED), str(instant))
-        return load_commit_metadata(self.instant_bytes(instant, State.COMPLETED), str(instant))
+        return load_commit(self.instant_bytes(instant, State.COMPLETED), self.profile, str(instant))
 
     @cached_property
     def avro_schema(self) -> dict:
@@ -301,8 +303,8 @@ class HudiTable:
         :class:`InvalidInputError`."""
         start, end = normalize_incremental_range(start, end)
         schema = self.arrow_schema
-        if self.config.layout_version == 2:
-            return self._read_incremental_layout2(start, end, schema)
+        if self.profile.slices_by_completion_time:
+            return self._read_incremental_by_completion(start, end, schema)
         instants = [
             i
             for i in self.timeline.completed_writes
@@ -342,7 +344,7 @@ class HudiTable:
         del wanted
         return pa.concat_tables(out) if out else schema.empty_table()
 
-    def _read_incremental_layout2(self, start: str, end: str | None, schema: pa.Schema) -> pa.Table:
+    def _read_incremental_by_completion(self, start: str, end: str | None, schema: pa.Schema) -> pa.Table:
         """Hudi 1.x incremental query: the instants whose **completion** time is in (start, end];
         the records they wrote, merged over the latest slices, keeping the rows those instants wrote."""
         import pyarrow.compute as pc

@@ -31,10 +31,11 @@ def encode_log_file(unit: WriteUnit, rows: pa.Table) -> bytes:
 
 
 def complete_log_stat(unit: WriteUnit, rows: pa.Table, stat: WriteStat) -> WriteStat:
-    """A log's write stat as its layout has it: on layout 2 (spec §2.3) prevCommit is the
-    writing instant and there is no base file; on layout 1, our ordering facts, which schedule's
-    prefix check reads so that it scans this log only if it can matter."""
-    if unit.layout == 2:
+    """A log's write stat as its table version has it: where logs are named with their writing
+    instant (8/9, spec §2.3) prevCommit is that instant and there is no base file; else (6), our
+    ordering facts, which schedule's prefix check reads so that it scans this log only if it can
+    matter."""
+    if unit.profile.logs_named_by_writing_instant:
         return stat.updated(prevCommit=unit.instant, baseFile=None, logOffset=None)
     facts = _ordering_facts(unit, rows)
     return stat if facts is None else stat.updated(**{ordering_facts.STAT_KEY: facts.to_json()})

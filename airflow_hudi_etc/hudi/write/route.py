@@ -1,7 +1,7 @@
 """Write stage: route, the tagged batch cut into work units. Updates and deletes of a file group
 go to one new log of its latest slice (named with the slice's base instant, or the pending
-compaction's instant, on layout 1; with the writing instant on layout 2); inserts go to new file
-groups, at most ``max_rows_per_base_file`` rows each."""
+compaction's instant, on version 6; with the writing instant where the table's profile says logs
+are named so, 8/9); inserts go to new file groups, at most ``max_rows_per_base_file`` rows each."""
 
 from __future__ import annotations
 
@@ -15,13 +15,14 @@ import pyarrow.compute as pc
 
 from .. import logformat as lf
 from ..file_group.fsview import FileSystemView, base_file_name
-from ..file_group.naming import log_file_name_v8
+from ..file_group.naming import LOG_BASE_VERSION, log_file_name_v8
+from ..format import FormatProfile
 from ..table.hudi_table import HudiTable
 from .units import WriteOptions, WriteUnit, _ipc
 
 
 def plan_units(table: HudiTable, view: FileSystemView, prepared: pa.Table, located: Mapping[tuple[str, str], str], *,
-               instant: str, operation: str, schema_json: str, options: WriteOptions, layout2: bool,
+               instant: str, operation: str, schema_json: str, options: WriteOptions,
                new_fids: Mapping[tuple[str, str], str] | None = None) -> list[WriteUnit]:
     """The work units of a batch: appends (tagged keys, per file group), then inserts (per
     partition) when upserting; task indexes count up across both. ``new_fids`` (a bucket-index
@@ -33,7 +34,7 @@ def plan_units(table: HudiTable, view: FileSystemView, prepared: pa.Table, locat
     fids = [located.get((p, k)) for p, k in zip(parts, keys)]
     prepared = prepared.append_column("__fid", pa.array(fids, pa.string()))
     common = dict(instant=instant, schema_json=schema_json, pre=cfg.precombine_field, et=cfg.event_time_field,
-                  options=options, layout=2 if layout2 else 1)
+                  options=options, profile=cfg.profile)
     planned = _append_units(table, view, prepared.filter(pc.is_valid(prepared.column("__fid"))),
                             kind="update" if operation == "upsert" else "delete", **common)
     if operation == "upsert":
@@ -48,39 +49,40 @@ def plan_units(table: HudiTable, view: FileSystemView, prepared: pa.Table, locat
 
 
 def _append_units(table: HudiTable, view: FileSystemView, updates: pa.Table, *, kind: str, instant: str,
-                  schema_json: str, pre, et, options: WriteOptions, layout: int) -> list[WriteUnit]:
+                  schema_json: str, pre, et, options: WriteOptions, profile: FormatProfile) -> list[WriteUnit]:
     if not updates.num_rows:
         return []
+    by_writer = profile.logs_named_by_writing_instant
     # the logs a pending plan re-exposes in slice C exist before it is published: the
     # listing has them, and new logs go after them
-    versions = _log_versions(view) if layout == 1 else {}
-    pending_groups = (table.pending_compaction_groups() if table.timeline.pending_compactions and layout == 1
+    versions = {} if by_writer else _log_versions(view)
+    pending_groups = (table.pending_compaction_groups() if table.timeline.pending_compactions and not by_writer
                       else {})
     out = []
     for idx, ((part, fid), grp) in enumerate(_group(updates, ["__part", "__fid"])):
         base_instant, base_name = _target_slice_instant(view, part, fid, pending_groups)
         token = f"{idx}-1-0"
-        if layout == 2:  # named with this deltacommit, version 1 (no cross-commit append in 1.x)
-            v = 1
+        if by_writer:  # named with this deltacommit, version 1 (no cross-commit append in 1.x)
+            v = LOG_BASE_VERSION
             name = log_file_name_v8(fid, instant, token, v)
         else:
             v = versions[(part, fid, base_instant)] + 1
             name = lf.format_log_file_name(fid, base_instant, v, token)
         out.append(WriteUnit(table.storage, kind, instant, idx, part, fid, name,
                              _ipc(grp.drop_columns(["__part", "__fid"])), schema_json, pre, et, base_instant,
-                             base_name, v, options, layout=layout))
+                             base_name, v, options, profile=profile))
     return out
 
 
 def _insert_units(inserts: pa.Table, *, start: int, instant: str, schema_json: str, pre, et,
-                  options: WriteOptions, layout: int, storage, by_fid: bool = False) -> list[WriteUnit]:
+                  options: WriteOptions, profile: FormatProfile, storage, by_fid: bool = False) -> list[WriteUnit]:
     out = []
     idx = start
     if by_fid:  # the new file groups are given (a bucket each): one base file each
         for (part, fid), grp in _group(inserts, ["__part", "__fid"]):
             out.append(WriteUnit(storage, "insert", instant, idx, part, fid, base_file_name(fid, f"{idx}-1-0", instant),
                                  _ipc(grp.drop_columns(["__part", "__fid"])), schema_json, pre, et, options=options,
-                                 layout=layout))
+                                 profile=profile))
             idx += 1
         return out
     for (part,), grp in _group(inserts, ["__part"]):
@@ -93,7 +95,7 @@ def _insert_units(inserts: pa.Table, *, start: int, instant: str, schema_json: s
             name = base_file_name(fid, token, instant)
             out.append(WriteUnit(storage, "insert", instant, idx, part, fid, name,
                                  _ipc(chunk.drop_columns(["__part", "__fid"])), schema_json, pre, et, options=options,
-                                 layout=layout))
+                                 profile=profile))
             idx += 1
     return out
 

@@ -92,15 +92,15 @@ def covered_logs(table: HudiTable, slices: Iterable[FileSlice]) -> set[str]:
     """The logs of ``slices`` that cannot hold a key absent from their slice's base file and
     earlier logs: every write stat naming the log is a deltacommit's, inserted nothing into it
     (``numInserts`` 0: its keys were tagged, not new), and was written against this slice's base
-    file — layout 1: the stat's ``baseFile`` is that file (a log written into slice C while its
-    plan was pending names the older base); layout 2: the deltacommit was requested after the
-    base file's instant completed. A log no stat names (an archived deltacommit, a compaction's
+    file — version 6: the stat's ``baseFile`` is that file (a log written into slice C while its
+    plan was pending names the older base); where slices go by completion time (8/9): the
+    deltacommit was requested after the base file's instant completed. A log no stat names (an archived deltacommit, a compaction's
     copy or split, a rollback's) is read."""
     by_path = {p: s for s in slices if s.base_file is not None for p in s.log_paths}
     if not by_path:
         return set()
     tl = table.timeline
-    layout2 = getattr(tl, "layout", 1) == 2
+    by_completion = table.profile.slices_by_completion_time
     since = min(by_path[p].base_instant for p in by_path)
     verdict: dict[str, bool] = {}
     for inst in tl.completed_writes:
@@ -110,7 +110,7 @@ def covered_logs(table: HudiTable, slices: Iterable[FileSlice]) -> set[str]:
             s = by_path.get(st.get("path"))
             if s is None:
                 continue
-            if layout2:
+            if by_completion:
                 done = tl.completion_time(s.base_instant)
                 ok = done is not None and _later(inst.timestamp, done)
             else:

@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 from ..services.crash import crashpoint
 from ..errors import InstantExistsError
 from ..config.schema import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, event_time_millis
+from ..format import V6, FormatProfile
 from ..storage import Storage
 
 
@@ -60,8 +61,8 @@ class WriteUnit:
     base_file: str | None = None  # log files: the slice's base file name
     log_version: int | None = None
     options: WriteOptions = field(default_factory=WriteOptions)
-    #: timeline layout of the table (2: versions 8/9, logs named with the writing instant)
-    layout: int = 1
+    #: the table's format profile (how the log's write stat is completed)
+    profile: FormatProfile = V6
 
     @property
     def path(self) -> str:

@@ -54,8 +54,8 @@ from ..config.properties import (
     PROPERTIES_FILE,
     dumps as dump_properties,
     load_table_config,
-    new_table_properties,
 )
+from ..format import PROFILES, supported_versions_text
 from ..storage import Storage, temp_owner
 from ..table.hudi_table import HudiTable
 from ..timeline.active import META_DIR, Action, State, Timeline, iter_write_stats
@@ -145,37 +145,23 @@ def init_table(
         table_version = int(table_version)
     except (TypeError, ValueError):
         table_version = -1
-    if table_version not in (6, 8, 9):
-        raise InvalidInputError(f"table version {table_version!r}: use 6, 8 or 9")
+    profile = PROFILES.get(table_version)
+    if profile is None:
+        raise InvalidInputError(f"table version {table_version!r}: use {supported_versions_text()}")
     if java_compaction is not None:
         from ..services.etc_metadata import TABLE_SETTINGS
 
         java_compaction = TABLE_SETTINGS["java_compaction"].normalize(java_compaction)
-    if table_version == 6:
-        props = new_table_properties(
-            table_name=table_name,
-            record_key=record_key,
-            precombine_field=precombine_field,
-            event_time_field=event_time_field,
-            partition_field=partition_field,
-            payload=payload_class,
-            schema=None,
-            urlencode=bool(partition_urlencode),
-        )
-    else:
-        from ..config.properties import COMMIT_TIME_ORDERING, DEFAULT_PAYLOAD, EVENT_TIME_ORDERING, new_table_properties_v8
-
-        props = new_table_properties_v8(
-            version=table_version,
-            table_name=table_name,
-            record_key=record_key,
-            ordering_field=precombine_field,
-            event_time_field=event_time_field,
-            partition_field=partition_field,
-            schema=None,
-            merge_mode=EVENT_TIME_ORDERING if payload_class == DEFAULT_PAYLOAD else COMMIT_TIME_ORDERING,
-            urlencode=bool(partition_urlencode),
-        )
+    props = profile.new_table_properties(
+        table_name=table_name,
+        record_key=record_key,
+        ordering_field=precombine_field,
+        event_time_field=event_time_field,
+        partition_field=partition_field,
+        payload=payload_class,
+        schema=None,
+        urlencode=bool(partition_urlencode),
+    )
     if exclusive_cleaner:
         from ..services.coexistence import K_EXCLUSIVE_CLEANER
 
@@ -190,18 +176,15 @@ def init_table(
             and cfg.partition_fields == ((partition_field,) if partition_field else ())
             and cfg.payload_class == payload_class
             and cfg.event_time_field == event_time_field
-            and cfg.version == table_version
+            and cfg.profile is profile
             and cfg.partition_urlencode == bool(partition_urlencode)
         )
         if not same:
             raise TableExistsError(f"a different table already exists at {storage.base_uri}")
         return {"path": storage.base_uri, "table": table_name, "created": False}
     folders = [META_DIR, f"{META_DIR}/.temp", f"{META_DIR}/.schema",
-               f"{META_DIR}/.aux/.bootstrap/.partitions", f"{META_DIR}/.aux/.bootstrap/.fileids"]
-    if table_version == 6:
-        folders.append(f"{META_DIR}/archived")
-    else:  # layout 2: the active timeline and its LSM history (spec §2.1)
-        folders += [f"{META_DIR}/timeline", f"{META_DIR}/timeline/history"]
+               f"{META_DIR}/.aux/.bootstrap/.partitions", f"{META_DIR}/.aux/.bootstrap/.fileids",
+               *profile.new_table_folders]
     for d in folders:
         storage.mkdirs(d)
     try:
@@ -356,7 +339,6 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
     _, schema_json, data_schema_json = batch_schemas(table, prepared, operation)
 
     tl0 = table.timeline
-    layout2 = layout.layout_of(tl0) == 2
     instant = layout.new_time(tl0, zone=table.timeline_zone, now=now)
     requested = layout.instant(tl0, instant, Action.DELTA_COMMIT, State.REQUESTED)
     hb = held.enter_context(heartbeat.hold(storage, instant, what="write"))  # before the instant is visible
@@ -380,12 +362,12 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
             located, new_fids = buckets.locate(view.latest_slices(), prepared.column("__part").to_pylist(),
                                                prepared.column("__key").to_pylist())
         planned = plan_units(table, view, prepared, located, instant=instant, operation=operation,
-                             schema_json=schema_json, options=options, layout2=layout2, new_fids=new_fids)
+                             schema_json=schema_json, options=options, new_fids=new_fids)
         # ---- inflight (workload profile), markers, then the files
         storage.create_if_absent(requested.path(State.INFLIGHT),
                                  layout.commit_data(tl0, _workload_profile(planned, operation)))
         crashpoint("write.after-inflight")
-        _mark(storage, instant, planned, layout2)
+        _mark(storage, instant, planned, table.profile.logs_named_by_writing_instant)
         stats = engine.map(write_unit, planned)
         for part in sorted({u.partition for u in planned}):
             if part:
@@ -470,12 +452,12 @@ def _workload_profile(planned: list[WriteUnit], operation: str) -> CommitMetadat
     )
 
 
-def _mark(storage: Storage, instant: str, planned: list[WriteUnit], layout2: bool) -> None:
+def _mark(storage: Storage, instant: str, planned: list[WriteUnit], logs_are_new_files: bool) -> None:
     """Java's DIRECT markers (hudi/services/markers.py), each before its file."""
     for u in planned:
         if u.kind == "insert":
             markers.mark_create(storage, instant, u.path)
-        elif layout2:  # as Java 1.x marks a log on versions 8/9; Hudi 1.2's rollback refuses an APPEND marker there
+        elif logs_are_new_files:  # as Java 1.x marks a log on versions 8/9; Hudi 1.2's rollback refuses an APPEND marker there
             markers.mark_create(storage, instant, u.path)
         else:
             markers.mark_append(storage, instant, u.partition, u.file_id,
