@@ -57,10 +57,10 @@ def plan_clean(table: HudiTable, retain_commits: int) -> tuple[str | None, dict[
     storage = table.storage
     retained_files: list[str] = []
     candidates: dict[str, list[str]] = {}
-    layout2 = layout.layout_of(tl) == 2
+    by_completion = tl.profile.slices_by_completion_time
     for (part, fid), g in sorted(view.groups.items()):
         slices = [s for s in g.slices() if tl.is_committed(s.base_instant) or s.base_instant in tl.pending_compaction_times]
-        if layout2 and (part, fid) not in pending_groups:
+        if by_completion and (part, fid) not in pending_groups:
             slices = _merge_foreign_pending(slices, tl.pending_compaction_times)
         keep_all = (part, fid) in pending_groups or len(slices) <= 1
         for i, s in enumerate(slices):
@@ -71,7 +71,7 @@ def plan_clean(table: HudiTable, retain_commits: int) -> tuple[str | None, dict[
                 candidates.setdefault(part, []).extend(files)
     # never delete what a retained slice still reads through a link (or a chain of links)
     protected: set[str] = set()
-    for rel in ([] if layout2 else retained_files):  # v8/v9 re-expose by copies only: no link to follow
+    for rel in ([] if tl.profile.reexposed_logs_are_copies else retained_files):  # copies only: no link to follow
         cur = rel
         for _ in range(64):
             nxt = link_target(storage, cur)
@@ -129,7 +129,7 @@ def clean(path: str | Storage, *, retain_commits: int = 10, storage_options: Map
 
 
 def _merge_foreign_pending(slices: list, pending: frozenset) -> list:
-    """Layout 2: the completion-time view gives every file group a slice at each pending compaction
+    """Slices by completion time (8/9): the view gives every file group a slice at each pending compaction
     instant; for a group that compaction does not plan, that slice is the continuation of the one
     before it (Java keys only the plan's groups), so it is merged back: its logs belong to the
     slice before, which is then the group's latest and must not be cleaned."""

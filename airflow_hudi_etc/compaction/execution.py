@@ -184,7 +184,7 @@ def _commit_metadata(table: HudiTable, plan: CompactionPlan, results: list[list[
                      t0: float, ranges: Mapping[str, Any]) -> CommitMetadata:
     """The compaction commit: the tasks' write stats, the plan's extra metadata, its links and the
     figures metrics and the report read. ``ranges``: :func:`log_event_ranges` of the table."""
-    if table.config.layout_version == 2:  # spec §2.3: the old base file of each new one
+    if table.profile.compaction_stats_name_prev_base:  # spec §2.3: the old base file of each new one
         results = [[stats[0].updated(prevBaseFile=op.base_file, totalLogFiles=len(op.compact_logs)), *stats[1:]]
                    for op, stats in zip(plan.operations, results)]
     # a re-exposed log keeps its target's event range (the next plan needs it): merged over every
@@ -232,11 +232,12 @@ def _check_input_file(storage: Storage, rel: str, listed: dict[str, set[str]], *
 
 
 def _writes_straddling(table: HudiTable, plan: CompactionPlan) -> list[tuple[str, str]]:
-    """Layout 2, a plan with copies: writes requested before C that are still pending or completed
-    after C (spec v8 §3.6 condition 1; schedule refuses while one is pending, so only a writer that
-    listed the timeline before the plan was published, with a clock behind ours, leaves one)."""
+    """Slices by completion time (8/9), a plan with copies: writes requested before C that are still
+    pending or completed after C (spec v8 §3.6 condition 1; schedule refuses while one is pending, so
+    only a writer that listed the timeline before the plan was published, with a clock behind ours,
+    leaves one)."""
     tl = table.timeline
-    if tl.layout != 2 or not any(op.links for op in plan.operations):
+    if not tl.profile.slices_by_completion_time or not any(op.links for op in plan.operations):
         return []
     out = []
     for i in tl.instants:
@@ -259,7 +260,7 @@ def _stale_plan_logs(table: HudiTable, plan: CompactionPlan) -> list[str]:
     listings: dict[str, list] = {}
     out = []
     tl = table.timeline
-    layout2 = tl.layout == 2
+    by_writer = tl.profile.logs_named_by_writing_instant
     for op in plan.operations:
         if op.partition not in listings:
             listings[op.partition] = table.storage.list(op.partition)
@@ -268,7 +269,7 @@ def _stale_plan_logs(table: HudiTable, plan: CompactionPlan) -> list[str]:
             p = lf.parse_log_file_name(f.name)
             if p is None or p.file_id != op.file_id or f.name in known:
                 continue
-            if layout2:  # a log of the planned slice: completed at or after its key, before C (spec §3.2)
+            if by_writer:  # a log of the planned slice: completed at or after its key, before C (spec §3.2)
                 done = tl.completion_time(p.base_instant)
                 if p.base_instant == plan.instant or done is None or not (op.base_instant <= done < plan.instant):
                     continue
@@ -351,14 +352,14 @@ def _compact_task(t: CompactTask) -> list[WriteStat]:
 
 
 def _writer_logs_in_slice(storage: Storage, op: Operation, instant: str, listing: list | None = None, *,
-                          layout2: bool = False) -> tuple[str, ...]:
+                          by_writer: bool = False) -> tuple[str, ...]:
     """Logs writers put into slice C while the plan was pending (after the reserved versions)."""
     reserved = {lk.link for lk in op.links} | {split_log_name(op, instant)}
     out = []
     for f in storage.list(op.partition) if listing is None else listing:
         p = lf.parse_log_file_name(f.name)
         # v6: named with C; v8/v9: named with their own instant, requested after C (so completed after it)
-        in_c = p is not None and (p.base_instant > instant if layout2 else p.base_instant == instant)
+        in_c = p is not None and (p.base_instant > instant if by_writer else p.base_instant == instant)
         if p is not None and p.file_id == op.file_id and in_c and f.name not in reserved:
             out.append((lf.log_file_sort_key(f.name), op.path(f.name)))
     return tuple(rel for _, rel in sorted(out))
@@ -370,7 +371,8 @@ def _committed_writer_logs(table: HudiTable, op: Operation, instant: str,
     ``table``'s timeline: the ones a merge over that timeline reads."""
     accept = table._filter()
     out = []
-    for rel in _writer_logs_in_slice(table.storage, op, instant, listing, layout2=table.config.layout_version == 2):
+    for rel in _writer_logs_in_slice(table.storage, op, instant, listing,
+                                     by_writer=table.profile.logs_named_by_writing_instant):
         try:
             data = table.storage.read_bytes(rel)
         except FileNotFoundError:  # its writer failed and was rolled back meanwhile

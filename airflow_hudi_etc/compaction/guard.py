@@ -45,10 +45,10 @@ def comments_for(c: str) -> str:
 
 
 def needed(timeline: Timeline) -> bool:
-    """Table version 6 (timeline layout 1) only: on versions 8/9 a log named with an instant that
-    never completed is in no slice for hudi-rs and us, and Java 1.x slices it by completion time into
-    the old slice (its bytes read twice, the same records), so no slice without a base appears."""
-    return getattr(timeline, "layout", 1) == 1
+    """Where the table's profile says so (version 6): on versions 8/9 a log named with an instant
+    that never completed is in no slice for hudi-rs and us, and Java 1.x slices it by completion time
+    into the old slice (its bytes read twice, the same records), so no slice without a base appears."""
+    return timeline.profile.guard_savepoint
 
 
 def guard_time(timeline: Timeline, c: str) -> str:

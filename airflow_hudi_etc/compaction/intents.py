@@ -148,15 +148,9 @@ def remove_staged(storage: Storage, staged) -> list[str]:
 
 def archived_times(storage: Storage, config) -> frozenset[str]:
     """Instants the archive holds (v6: ``.hoodie/archived``; v8/v9: the LSM history)."""
-    if getattr(config, "layout_version", 1) == 2:
-        if not config.history_dir:
-            return frozenset()
-        from ..hudi.timeline.timeline_v2 import read_lsm_history
+    from ..hudi.timeline.archived import archived_times as read
 
-        return frozenset(read_lsm_history(storage, config.history_dir))
-    from ..hudi.timeline.archive_v6 import archived_completed_times
-
-    return archived_completed_times(storage, config)
+    return read(storage, config)
 
 
 def finish_stale_intents(storage: Storage, config=None, *, only_instant: str | None = None) -> list[str]:
@@ -201,7 +195,7 @@ def finish_stale_intents(storage: Storage, config=None, *, only_instant: str | N
             remove_temps_of(storage, it.instant, {posixpath.dirname(f) for f, _ in it.files})  # copies in flight
             if kept:
                 continue  # not ours any more: validate reports the intent and these files
-            if getattr(config, "layout_version", 1) == 1:
+            if config.profile.plan_aux_copy:
                 storage.delete(f"{AUX_DIR}/{Instant(it.instant, Action.COMPACTION, State.REQUESTED).file_name()}")
             _drop_guard(storage, it)  # only once slice C holds nothing of ours: it kept slice B till now
             drop(storage, it.instant)
@@ -227,7 +221,7 @@ def _remove_copies(storage: Storage, config, it: Intent) -> tuple[list[str], lis
 def _drop_intentless_guards(storage: Storage, config, instant: str) -> None:
     from .guard import guards_on, remove
 
-    if getattr(config, "layout_version", 1) != 1:
+    if config is not None and not config.profile.guard_savepoint:  # (no config: the timeline's guards are looked at)
         return
     for s, c in guards_on(Timeline.load(storage, config), storage).items():
         if c == instant:

@@ -106,11 +106,11 @@ def unschedule(path: str | Storage, *, instant: str, storage_options: Mapping[st
 
 def _unschedule(storage: Storage, instant: str) -> dict:
     storage, table, insts = _compaction_instants(storage, instant, None)
-    layout2 = table.config.layout_version == 2
+    profile = table.profile
     if not insts:
         # a crashed unschedule (or schedule) may have left the plan's .aux copy and its links in
         # slice C (on no timeline, so invisible): finish the job
-        if not layout2:
+        if profile.plan_aux_copy:
             storage.delete(f"{AUX_DIR}/{Instant(instant, Action.COMPACTION, State.REQUESTED).file_name()}")
         orphans = remove_orphan_links(table, only_instant=instant)
         return {"instant": instant, "status": "not scheduled", "links_removed": len(orphans)}
@@ -121,8 +121,8 @@ def _unschedule(storage: Storage, instant: str) -> dict:
     ours = {link for link, _ in files}
     # v6: writers name their logs with the pending plan's instant, slice C; unscheduling would hide
     # them. v8/v9: writers name logs with their own instants, which fall into the old slice again
-    others = [] if layout2 else [lg.path for lg in table.file_system_view().all_log_files()
-                                 if lg.base_instant == instant and lg.path not in ours]
+    others = [] if profile.logs_named_by_writing_instant else [
+        lg.path for lg in table.file_system_view().all_log_files() if lg.base_instant == instant and lg.path not in ours]
     if others:
         raise InvalidTimelineError(
             f"slice {instant} holds {len(others)} log file(s) other writers wrote while the plan was pending "
@@ -148,7 +148,7 @@ def _unschedule(storage: Storage, instant: str) -> dict:
         req = layout.instant(table.timeline, instant, Action.COMPACTION, State.REQUESTED)
         storage.delete(req.path())
         crashpoint("unschedule.after-requested-removed")
-        if not layout2:
+        if profile.plan_aux_copy:
             storage.delete(f"{AUX_DIR}/{req.file_name()}")
         # slice C is on no timeline now: its files go (a crash here leaves them to the intent,
         # finished by the next command of ours); one a Java writer changed meanwhile stays, and

@@ -48,8 +48,9 @@ def compaction_history(table: HudiTable) -> list[dict]:
 
 
 def _archived_compactions(table: HudiTable) -> list[tuple[str, dict]]:
-    """(instant, extra metadata) of the archived compactions, oldest first (layout 2 only)."""
-    if getattr(table.timeline, "layout", 1) != 2 or not table.config.history_dir:
+    """(instant, extra metadata) of the archived compactions, oldest first (the LSM history of
+    versions 8/9 only: a version-6 table has no history folder)."""
+    if not table.config.history_dir:
         return []
     from ..hudi.timeline.commits import decode_avro_commit
     from ..hudi.errors import HudiEtcError

@@ -35,6 +35,7 @@ from ..hudi import logformat as lf
 from ..hudi.services.coexistence import K_EXCLUSIVE_CLEANER, symlinks_allowed
 from ..hudi.services.crash import crashpoint
 from ..hudi.errors import InstantExistsError, InvalidInputError, InvalidTimelineError, UnsupportedFeatureError
+from ..hudi.format import JSON_COMMITS
 from ..hudi.services.plan import CompactionPlan, LINK_TOKEN, LinkOp, Operation, SPLIT_LOG_VERSION, operation
 from ..hudi.config.schema import event_time_millis
 from ..hudi.index.log_index import LogIndex
@@ -108,7 +109,7 @@ def schedule(
     # slice C, named before our copies (seen with the loop writer: older values read back)
     d = plan_decision(table, threshold_ms=threshold_ms, settings=rq.settings(),
                       check_pending_writes=not (commit_path.table_write_config(rq.storage).multi_writer
-                                                and table.config.layout_version == 1))
+                                                and table.profile.occ_refuses_writes_under_new_plan))
     if d.outcome is Outcome.ALREADY_SCHEDULED:  # a retry of the request that made the pending plan
         return ScheduleResult(d.instant, iso_ms(threshold_ms), threshold_ms, d.reason, d.operations, d.outcome)
     if d.outcome is not Outcome.READY and not (d.outcome is Outcome.COVERED and strategy != "event-time"):
@@ -192,7 +193,7 @@ def _request(path: str | Storage, *, data_latency: str, compaction_time: str | N
     latency = parse_duration(data_latency)
     threshold_ms = threshold_ms_for(ct, latency)
     table = HudiTable.load_writable(storage)
-    if link_mode == "symlink" and table.config.layout_version == 2:
+    if link_mode == "symlink" and table.profile.reexposed_logs_are_copies:
         raise UnsupportedFeatureError(
             f"link mode symlink on table version {table.config.version}: Java 1.x's cleaner deletes the originals "
             f"with the old slice, leaving symlinks dangling; re-exposed logs are copies there (use copy or auto)")
@@ -331,8 +332,8 @@ def _publish_files(storage: Storage, planned_on: Timeline, plan: CompactionPlan,
     published). A conflict leaves nothing behind."""
     instant, data = plan.instant, plan.to_bytes()
     req = layout.instant(planned_on, instant, Action.COMPACTION, State.REQUESTED)
-    # layout 1 keeps a copy in .aux (0.x readers want it); layout 2 has none (spec §5.1)
-    aux = f"{AUX_DIR}/{req.file_name()}" if layout.layout_of(planned_on) == 1 else None
+    # version 6 keeps a copy in .aux (0.x readers want it); 8/9 have none (spec §5.1)
+    aux = f"{AUX_DIR}/{req.file_name()}" if planned_on.profile.plan_aux_copy else None
     # the re-exposed logs go into slice C before the plan is visible (java-coexistence §2.3):
     # whoever executes the plan, Java's compactor included, then leaves a correct slice C. Until
     # the plan is published slice C is on no timeline: no reader sees these files, until Java's
@@ -374,7 +375,7 @@ def _publish_files(storage: Storage, planned_on: Timeline, plan: CompactionPlan,
         now = Timeline.load(storage)
         others = [i.timestamp for i in now.pending_compactions if i.timestamp != instant]
         racing = ([t for t in _new_writes(planned_on, now) if t <= instant]
-                  if layout.layout_of(planned_on) == 2 else [])
+                  if planned_on.profile.logs_named_by_writing_instant else [])
         if not others and not racing:
             create_links(storage, plan, mode, missing_only=True, files=files)  # one removed meanwhile is made again
             return None
@@ -457,7 +458,7 @@ def _commit_schema(table: HudiTable, inst, known: Mapping[str, str | None] | Non
         done = inst.path(State.COMPLETED)
         if done in known:
             return known[done]
-    if getattr(table.timeline, "layout", 1) == 1 and _EXTRA_DECODER is not None:
+    if table.profile.commit_encoding == JSON_COMMITS and _EXTRA_DECODER is not None:
         try:
             extra = _EXTRA_DECODER.decode(table.storage.read_bytes(inst.path(State.COMPLETED))).extraMetadata
             return (extra or {}).get("schema")

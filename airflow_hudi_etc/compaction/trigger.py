@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 from ..hudi.services.etc_metadata import PlanExtra
 from ..hudi.errors import InvalidInputError
+from ..hudi.format import ARCHIVED_LOG, LSM_HISTORY
 from ..hudi.index.stats import iso_ms, pending_clustering
 from ..hudi.storage import Storage
 from ..hudi.table.hudi_table import HudiTable
@@ -46,9 +47,7 @@ def published_threshold(table: HudiTable) -> tuple[int | None, str | None, dict]
             v = _plan_threshold(table, inst.timestamp)
         if v is not None:
             return v, inst.timestamp, extra
-    if getattr(table.timeline, "layout", 1) == 2:
-        return _archived_threshold(table)
-    return _archived_threshold_v6(table)
+    return _ARCHIVED_THRESHOLD[table.profile.archive_format](table)
 
 
 def _archived_threshold_v6(table: HudiTable) -> tuple[int | None, str | None, dict]:
@@ -69,8 +68,8 @@ def _archived_threshold_v6(table: HudiTable) -> tuple[int | None, str | None, di
     return best
 
 
-def _archived_threshold(table: HudiTable) -> tuple[int | None, str | None, dict]:
-    """Layout 2: the threshold of the latest compaction Java archived into the LSM history
+def _archived_threshold_lsm(table: HudiTable) -> tuple[int | None, str | None, dict]:
+    """Versions 8/9: the threshold of the latest compaction Java archived into the LSM history
     (``.hoodie/timeline/history/``, spec §2.6), when no active compaction carries one: its row's
     ``metadata`` is the Avro commit (our extra metadata), its ``plan`` the requested plan."""
     from ..hudi.timeline.commits import decode_avro_commit
@@ -104,6 +103,10 @@ def _archived_threshold(table: HudiTable) -> tuple[int | None, str | None, dict]
         if v is not None:
             return v, r["instantTime"], extra
     return None, None, {}
+
+
+#: the archive format of the table's profile → the reader of the latest archived threshold
+_ARCHIVED_THRESHOLD = {ARCHIVED_LOG: _archived_threshold_v6, LSM_HISTORY: _archived_threshold_lsm}
 
 
 def threshold_info(table: HudiTable) -> tuple[int | None, str | None, int | None]:

@@ -225,7 +225,7 @@ def _parse_completed_instants(table: HudiTable, found: _Findings) -> dict[str, d
 
 
 def _check_data_files(storage: Storage, completed: set, pending: set, compactions: Mapping,
-                      found: _Findings, tl=None) -> _Listing:
+                      found: _Findings, tl) -> _Listing:
     """One listing of every partition: temp files, links (outside the table, dangling), base
     footers of completed instants, and files of instants neither completed nor pending."""
     listing = _Listing()
@@ -252,8 +252,8 @@ def _note_slice(listing: _Listing, part: str, name: str) -> None:
 
 
 def _check_data_file(storage: Storage, part: str, rel: str, name: str, completed: set, pending: set,
-                     compactions: Mapping, found: _Findings, tl=None) -> None:
-    layout2 = getattr(tl, "layout", 1) == 2
+                     compactions: Mapping, found: _Findings, tl) -> None:
+    by_writer = tl.profile.logs_named_by_writing_instant
     if name.startswith(_TMP_PREFIX):
         found.problem("temp-file", rel, "leftover of an interrupted write")
         return
@@ -269,7 +269,7 @@ def _check_data_file(storage: Storage, part: str, rel: str, name: str, completed
             found.problem("dangling-link", rel, f"target {resolved} is missing")
     b = parse_base_file_name(name, part)
     if b is not None:
-        if b.instant in completed or (layout2 and tl.is_archived(b.instant)):  # (completed: archived included)
+        if b.instant in completed or (by_writer and tl.is_archived(b.instant)):  # (completed: archived included)
             if target is None:
                 _check_footer(storage, rel, found.problem)
         elif b.instant in pending:
@@ -284,7 +284,7 @@ def _check_data_file(storage: Storage, part: str, rel: str, name: str, completed
         if compactions[p.base_instant].is_pending:
             found.pending_files.append(rel)
         return  # a link/split log of a completed compaction, or a write into slice C
-    if layout2:  # the name-instant is the writing instant (or the compaction C of a copy)
+    if by_writer:  # the name-instant is the writing instant (or the compaction C of a copy)
         if p.base_instant in pending:
             found.pending_files.append(rel)
             return
@@ -378,7 +378,7 @@ def _check_guards(storage: Storage, tl, found: _Findings) -> None:
     still running). While it exists Java's archiver stops at S and its cleaner keeps slice B."""
     from .guard import guards_on
 
-    if getattr(tl, "layout", 1) != 1:
+    if not tl.profile.guard_savepoint:
         return
     for s, c in sorted(guards_on(tl, storage).items()):
         found.problem("guard-savepoint", f".hoodie/{s}.savepoint",
@@ -390,11 +390,11 @@ def _check_guards(storage: Storage, tl, found: _Findings) -> None:
 
 
 def _check_written_files_present(write_metas: Mapping[str, dict], listing: _Listing, found: _Findings,
-                                 tl=None) -> None:
+                                 tl) -> None:
     """The files completed commits wrote, in file slices still current (not cleaned, not
     replaced), are there."""
-    if getattr(tl, "layout", 1) == 2:
-        return _check_written_files_present_v2(write_metas, listing, found, tl)
+    if tl.profile.slices_by_completion_time:
+        return _check_written_files_present_by_completion(write_metas, listing, found, tl)
     replaced = {(part, fid) for meta in write_metas.values()
                 for part, fids in (meta.get("partitionToReplaceFileIds") or {}).items() for fid in fids}
     for ts, meta in sorted(write_metas.items()):
@@ -423,9 +423,9 @@ def _check_written_files_present(write_metas: Mapping[str, dict], listing: _List
                 found.problem("missing-file", rel, f"commit {ts} wrote it and its file slice {slice_ts} is current")
 
 
-def _check_written_files_present_v2(write_metas: Mapping[str, dict], listing: _Listing, found: _Findings,
-                                    tl) -> None:
-    """Layout 2: a written file is current when its slice is the latest of its file group; the
+def _check_written_files_present_by_completion(write_metas: Mapping[str, dict], listing: _Listing,
+                                               found: _Findings, tl) -> None:
+    """Slices by completion time (8/9): a written file is current when its slice is the latest of its file group; the
     slice of a log is the largest completed base instant ≤ the completion time of the log's
     writing instant (spec §3.2), of a base file its own instant."""
     replaced = {(part, fid) for meta in write_metas.values()

@@ -42,11 +42,10 @@ def timeline_evidence(table, limit: int = MAX_EVIDENCE) -> list[tuple[str, float
     """``(time named by a timeline file, its modification time in epoch seconds)`` of the latest
     ``limit`` instants (see the module docstring for the files)."""
     storage = table.storage
-    layout2 = table.config.layout_version == 2
     out: list[tuple[str, float]] = []
     for inst in sorted(table.timeline.instants, key=lambda i: i.timestamp)[-limit:]:
         files = [(inst.timestamp, inst.path(State.REQUESTED))]
-        if layout2 and inst.is_completed and inst.completion_time:
+        if inst.is_completed and inst.completion_time:  # (completion times are in layout-2 names only)
             files.append((inst.completion_time, inst.path(State.COMPLETED)))
         for ts, rel in files:
             m = storage.mtime(rel)

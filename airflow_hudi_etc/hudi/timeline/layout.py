@@ -25,10 +25,6 @@ from .active import Action, Instant, State, Timeline, next_time_layout2  # noqa:
 from .commits import CommitMetadata, commit_bytes
 
 
-def layout_of(timeline: Timeline) -> int:
-    return timeline.layout
-
-
 def meta_dir(timeline: Timeline) -> str:
     return timeline.meta_dir
 
@@ -73,5 +69,5 @@ def delete_pending(storage, timeline: Timeline, ts: str, action: Action, states=
         storage.delete(instant(timeline, ts, action, st).path())
 
 
-__all__ = ["layout_of", "meta_dir", "instant", "new_time", "completed_path", "commit_data", "complete", "delete_pending",
+__all__ = ["meta_dir", "instant", "new_time", "completed_path", "commit_data", "complete", "delete_pending",
            "InstantExistsError"]
