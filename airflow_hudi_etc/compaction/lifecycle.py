@@ -122,7 +122,8 @@ def _unschedule(storage: Storage, instant: str) -> dict:
     # v6: writers name their logs with the pending plan's instant, slice C; unscheduling would hide
     # them. v8/v9: writers name logs with their own instants, which fall into the old slice again
     others = [] if profile.logs_named_by_writing_instant else [
-        lg.path for lg in table.file_system_view().all_log_files() if lg.base_instant == instant and lg.path not in ours]
+        lg.path for lg in table.file_system_view().all_log_files()
+        if lg.base_instant == instant and lg.path not in ours]
     if others:
         raise InvalidTimelineError(
             f"slice {instant} holds {len(others)} log file(s) other writers wrote while the plan was pending "

@@ -75,8 +75,9 @@ class FormatProfile:
     #: deletes the originals with the old slice, so a symlink would dangle)
     reexposed_logs_are_copies: bool = False
     #: between withdrawing a plan and deleting its copies, a guard savepoint keeps Java's archiver
-    #: and cleaner off the old slice (a log named with an instant that never completed would
-    #: otherwise form a slice without a base)
+    #: before the plan's instant (past it, every reader takes the copies' slice, on no timeline, for
+    #: committed) and Java's cleaner off the slice before it; not needed where a log named with an
+    #: instant that never completed is in no slice (8/9)
     guard_savepoint: bool = False
     #: under OCC, Java refuses at its commit a write that was pending when a plan touching its
     #: file groups was scheduled (so scheduling need not wait for pending writes)

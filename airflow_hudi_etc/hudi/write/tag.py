@@ -94,8 +94,8 @@ def covered_logs(table: HudiTable, slices: Iterable[FileSlice]) -> set[str]:
     (``numInserts`` 0: its keys were tagged, not new), and was written against this slice's base
     file — version 6: the stat's ``baseFile`` is that file (a log written into slice C while its
     plan was pending names the older base); where slices go by completion time (8/9): the
-    deltacommit was requested after the base file's instant completed. A log no stat names (an archived deltacommit, a compaction's
-    copy or split, a rollback's) is read."""
+    deltacommit was requested after the base file's instant completed. A log no stat names (an
+    archived deltacommit, a compaction's copy or split, a rollback's) is read."""
     by_path = {p: s for s in slices if s.base_file is not None for p in s.log_paths}
     if not by_path:
         return set()
