@@ -67,7 +67,8 @@ def _check_mdt(java, path, expected: dict, *, hudi_rs=True):
     # a partition folder with no file left (a rolled-back write's first file there) is no difference
     listed = {p: f for p, f in md["partitions"].items() if f}
     assert listed == {p: f for p, f in _storage_files(path).items() if f}, "the MDT's listing differs from storage"
-    assert not column_stats_differences(java, path), column_stats_differences(java, path)
+    stats = column_stats_differences(java, path)
+    assert not stats, f"column_stats differ from the files (file, column, what, MDT, file): {stats}"
     got = judges(java, path, hudi_rs=hudi_rs)
     got["java-mdt"] = values(java.read(path, options=READ_MDT))
     # a filter on data and partition columns: data skipping and partition pruning on 1.x go
