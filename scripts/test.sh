@@ -8,4 +8,4 @@ bash scripts/bootstrap.sh
 bash scripts/java_hudi.sh
 export HUDI_ETC_JAVA_REQUIRED=1
 export PATH="$PWD/.venv/bin:$PATH" SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON="$PWD/.venv/bin/python"
-exec .venv/bin/python -m pytest -q "$@"
+exec .venv/bin/python -m pytest -q --durations=40 "$@"
