@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from .compaction.results import EventTimeCheck, PendingPlan, PublishedThreshold, ScheduleResult
 from .compaction.times import parse_duration, parse_time
-from .compaction.trigger import Readiness, threshold_ms_for
+from .compaction.readiness import Readiness, threshold_ms_for
 from .hudi.errors import InvalidInputError, TimelineChangedError
 from .hudi.index.stats import iso_ms
 from .hudi.storage import Storage
@@ -173,7 +173,7 @@ class Compaction:
     def readiness(self, threshold_ms: int) -> Readiness:
         """The EVENT_TIME trigger's check for ``threshold_ms`` (epoch ms): pending compaction or
         clustering → wait; threshold not past the published one → covered; else ready. Reads only."""
-        from .compaction.trigger import check_readiness
+        from .compaction.readiness import check_readiness
 
         return check_readiness(self._loaded(), threshold_ms=threshold_ms)
 
@@ -425,6 +425,6 @@ class Table:
                                  hoodie=hoodie, **settings))
 
     def drop_metadata_table(self) -> Mapping[str, Any]:
-        from .hudi.services.coexistence import drop_metadata_table
+        from .hudi.protocol.coexistence import drop_metadata_table
 
         return _frozen(drop_metadata_table(self.storage))

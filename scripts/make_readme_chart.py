@@ -28,7 +28,7 @@ import pyarrow as pa  # noqa: E402
 
 from airflow_hudi_etc.compaction.execution import execute  # noqa: E402
 from airflow_hudi_etc.compaction.scheduling import schedule  # noqa: E402
-from airflow_hudi_etc.hudi.services import crash  # noqa: E402
+from airflow_hudi_etc.hudi import crash  # noqa: E402
 from airflow_hudi_etc.hudi.storage import Storage  # noqa: E402
 from airflow_hudi_etc.hudi.timeline.active import Timeline, next_instant_time  # noqa: E402
 from airflow_hudi_etc.hudi.write.writer import init_table, write_batch  # noqa: E402

@@ -109,7 +109,7 @@ def test_refusals_name_the_problem(fixture_copy, tmp_path, capsys):
     rc, out = run_cli(capsys, "write", "--path", v8, "--input", tmp_path / "x.jsonl")
     assert rc == 2 and out["error"]["type"] == "MetadataTablePresentError"  # the fixture has an MDT
     assert tree_digest(v8) == before
-    from airflow_hudi_etc.hudi.services.coexistence import drop_metadata_table
+    from airflow_hudi_etc.hudi.protocol.coexistence import drop_metadata_table
     from airflow_hudi_etc.hudi.storage import Storage
 
     drop_metadata_table(Storage(str(v8)))

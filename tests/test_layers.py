@@ -250,20 +250,20 @@ def test_the_checker_sees_the_airflow_side_reach_into_the_compaction_service():
     checked against the Hudi layer's table, is reported; the public modules are not."""
     f = PKG / "sensors" / "_layer_probe.py"
     f.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..hudi.table.hudi_table import HudiTable\n"
-                 "def f():\n    from ..compaction.trigger import last_threshold\n    from ..api import Table\n"
+                 "def f():\n    from ..compaction.readiness import last_threshold\n    from ..api import Table\n"
                  "    from ..hudi import errors\n    from ..spark.shipping import package_zip\n")
     try:
         bad = _airflow_side_violations(_module_graph())
     finally:
         f.unlink()
-    assert bad == ["airflow_hudi_etc.sensors._layer_probe imports airflow_hudi_etc.compaction.trigger",
+    assert bad == ["airflow_hudi_etc.sensors._layer_probe imports airflow_hudi_etc.compaction.readiness",
                    "airflow_hudi_etc.sensors._layer_probe imports airflow_hudi_etc.hudi.table.hudi_table"], bad
 
 
 # ------------------------------------------------------------------ rooms of hudi/
 #: the rooms of ``hudi/``, lowest first: a module of a room imports only the modules at the top of
 #: ``hudi/`` and the rooms up to its own; the top imports no room
-HUDI_ROOMS = ("format", "config", "logformat", "timeline", "file_group", "index", "concurrency", "services", "table",
+HUDI_ROOMS = ("format", "config", "logformat", "timeline", "file_group", "index", "concurrency", "protocol", "table",
               "write")
 HUDI_TOP = {"errors", "etc_keys", "storage", "owners", "crash"}
 

@@ -21,7 +21,7 @@ import fastavro
 import pytest
 
 from airflow_hudi_etc.cli import main as cli_main
-from airflow_hudi_etc.hudi.services import plan as plan_mod
+from airflow_hudi_etc.hudi.protocol import plan as plan_mod
 from airflow_hudi_etc.compaction.execution import CompactTask, execute
 from airflow_hudi_etc.compaction.plans import read_plan
 from airflow_hudi_etc.compaction.scheduling import schedule
@@ -290,7 +290,7 @@ def test_storage_options_never_show_in_reprs_or_errors(tmp_path):
     for text in (repr(st), str(st), f"{st}", repr([st])):
         assert SECRET not in text and "AKIAEXAMPLE" not in text
     # a task description (shipped to Spark, shown in its logs and errors) inherits it
-    from airflow_hudi_etc.hudi.services.plan import Operation
+    from airflow_hudi_etc.hudi.protocol.plan import Operation
 
     task = CompactTask(st, "20260101000000000", Operation("", "f-0", "1", None, ()), 0, "copy", "{}")
     assert SECRET not in repr(task)

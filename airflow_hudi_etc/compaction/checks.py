@@ -5,14 +5,14 @@ compaction's state, the published threshold. Each reads one loaded :class:`HudiT
 from __future__ import annotations
 
 from ..hudi.index.stats import iso_ms
-from ..hudi.services.etc_metadata import PlanExtra
+from ..hudi.protocol.etc_metadata import PlanExtra
 from ..hudi.table.hudi_table import HudiTable
 from ..hudi.timeline.active import Action, State
 from .intents import finish_stale_intents
 from .plans import read_plan
 from .results import EventTimeCheck, Outcome, PendingPlan, PublishedThreshold
 from .scheduling import plan_decision
-from .trigger import last_threshold
+from .readiness import last_threshold
 
 
 def event_time_check(table: HudiTable, *, threshold_ms: int) -> EventTimeCheck:

@@ -30,7 +30,7 @@ from typing import Any, Mapping
 from .intents import finish_stale_intents
 from ..hudi.concurrency import transaction as commit_path
 from ..hudi.timeline import avro_models as am
-from ..hudi.services.crash import crashpoint
+from ..hudi.crash import crashpoint
 from ..hudi.errors import InvalidInputError, InvalidTimelineError, UnsafePathError
 from ..hudi.storage import Storage, safe_relpath
 from ..hudi.table.hudi_table import HudiTable

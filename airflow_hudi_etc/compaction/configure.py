@@ -1,5 +1,5 @@
 """``hudi-etc configure``: record a decision about the table once, in the table itself (the
-``hoodie.etc.*`` keys of :data:`~airflow_hudi_etc.hudi.services.etc_metadata.TABLE_SETTINGS`, kept in
+``hoodie.etc.*`` keys of :data:`~airflow_hudi_etc.hudi.protocol.etc_metadata.TABLE_SETTINGS`, kept in
 ``.hoodie/.aux/hudi-etc/settings.json``: :mod:`~airflow_hudi_etc.hudi.config.etc_settings`, since a Java
 ``CREATE TABLE ... LOCATION`` rewrites ``hoodie.properties`` without them), so that
 every later command, wherever it runs (CLI, API, Airflow workers, Spark drivers and executors),
@@ -21,9 +21,9 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Callable, Mapping
 
-from ..hudi.services.coexistence import K_TIMEZONE, timeline_zone_source, zone_named
+from ..hudi.protocol.coexistence import K_TIMEZONE, timeline_zone_source, zone_named
 from ..hudi.errors import InvalidInputError
-from ..hudi.services.etc_metadata import TABLE_SETTINGS
+from ..hudi.protocol.etc_metadata import TABLE_SETTINGS
 from ..hudi.concurrency.providers import provider_for
 from ..hudi.concurrency.write_config import WriteConfig, check_keys, parse_pairs
 from ..hudi.index.bucket import BUCKET_INDEX_META, bucket_index, settings_of as bucket_settings

@@ -21,15 +21,15 @@ import pyarrow as pa
 from .intents import finish_stale_intents
 from .leftovers import drop_execution, record_execution
 from ..hudi import etc_keys as keys
-from ..hudi.services import crash
-from ..hudi.services import heartbeat
+from ..hudi import crash
+from ..hudi.protocol import heartbeat
 from ..hudi.concurrency import transaction as commit_path
 from ..hudi.timeline import layout
-from ..hudi.services import markers
+from ..hudi.protocol import markers
 from ..hudi import logformat as lf
-from ..hudi.services.crash import crashpoint
+from ..hudi.crash import crashpoint
 from ..hudi.errors import InvalidTimelineError, UnsupportedFeatureError
-from ..hudi.services.plan import CompactionPlan, Operation
+from ..hudi.protocol.plan import CompactionPlan, Operation
 from ..hudi.config.schema import FILE_NAME
 from ..hudi.index.stats import log_event_ranges
 from ..hudi.storage import Storage, temp_owner
@@ -37,7 +37,7 @@ from ..hudi.table.hudi_table import HudiTable, SliceReadSpec
 from ..hudi.timeline.active import Action, Instant, META_DIR, State
 from ..hudi.timeline.commits import CommitMetadata, RuntimeStats, WriteStat
 from ..hudi.write.writer import LocalEngine
-from .executor import write_base_table, write_merged_base
+from .base_merge import write_base_table, write_merged_base
 from .java_compaction import check_execute
 from .lifecycle import rollback
 from ..hudi.etc_keys import (  # noqa: E402  (the commit's figures; typed view: hudi.etc_metadata)

@@ -2,7 +2,7 @@
 
 ``execute`` of plan C writes its base files (and commit) through temp files named with their
 owner, ``.hudi-etc-tmp-i<C>-<hex>.tmp``; killed mid-file it leaves one. Our next ``execute`` of C
-removes it (:func:`~airflow_hudi_etc.hudi.services.heartbeat.remove_stale_temp_files` with ``own=C``), but
+removes it (:func:`~airflow_hudi_etc.hudi.protocol.heartbeat.remove_stale_temp_files` with ``own=C``), but
 when Java executes C instead (and archives it later), no execute of ours runs for C again and
 the file stayed for good (``validate``: ``temp-file``; found by the real-Java interleavings).
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 
-from ..hudi.services import heartbeat
+from ..hudi.protocol import heartbeat
 from ..hudi.errors import InstantExistsError
 from ..hudi.storage import Storage
 from ..hudi.timeline.active import AUX_DIR, Action, Timeline

@@ -11,13 +11,13 @@ from typing import Any, Mapping
 
 from . import guard, intents
 from ..hudi.concurrency import jvm_metadata, transaction as commit_path
-from ..hudi.services import heartbeat
+from ..hudi.protocol import heartbeat
 from ..hudi.timeline import layout
-from ..hudi.services import markers
-from ..hudi.services.crash import crashpoint
+from ..hudi.protocol import markers
+from ..hudi.crash import crashpoint
 from ..hudi.errors import InvalidInputError, InvalidTimelineError
-from ..hudi.services.plan import CompactionPlan
-from ..hudi.services.rollback import rollback_with_instant
+from ..hudi.protocol.plan import CompactionPlan
+from ..hudi.protocol.rollback import rollback_with_instant
 from ..hudi.storage import Storage
 from ..hudi.table.hudi_table import HudiTable
 from ..hudi.timeline.active import AUX_DIR, Action, Instant, State, Timeline
@@ -83,7 +83,7 @@ def _rollback_execution(storage: Storage, instant: str, plan: CompactionPlan, *,
         out = files.setdefault(posixpath.dirname(rel), [])
         if rel not in out:
             out.append(rel)
-    # recorded as a rollback instant, as Hudi does (hudi/services/rollback.py); then back to requested
+    # recorded as a rollback instant, as Hudi does (hudi/protocol/rollback.py); then back to requested
     rb, removed = rollback_with_instant(storage, instant=instant, action=Action.COMPACTION, files=files,
                                        after_delete=lambda: crashpoint("rollback.after-file-removed"))
     if links_precreated(plan):  # the requested plan's split placeholder (and any link lost) again

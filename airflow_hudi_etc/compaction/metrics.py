@@ -23,14 +23,14 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Mapping
 
-from ..hudi.services.coexistence import known_timeline_zone, metadata_table_state
-from ..hudi.services.etc_metadata import CompactionExtra
+from ..hudi.protocol.coexistence import known_timeline_zone, metadata_table_state
+from ..hudi.protocol.etc_metadata import CompactionExtra
 from ..hudi.index.stats import iso_ms, table_status
 from ..hudi.storage import Storage
 from ..hudi.table.hudi_table import HudiTable
 from ..hudi.timeline.active import instant_to_epoch_ms
 from .java_compaction import recorded
-from .trigger import last_threshold
+from .readiness import last_threshold
 
 def _now_ms(now: _dt.datetime | None) -> int:
     now = now or _dt.datetime.now(_dt.timezone.utc)

@@ -14,9 +14,9 @@ from typing import Any, Mapping
 
 from ..hudi import etc_keys as keys
 from ..hudi import logformat as lf
-from ..hudi.services.crash import crashpoint
+from ..hudi.crash import crashpoint
 from ..hudi.errors import InvalidTimelineError
-from ..hudi.services.plan import CompactionPlan, LINK_TOKEN, Operation, SPLIT_LOG_VERSION
+from ..hudi.protocol.plan import CompactionPlan, LINK_TOKEN, Operation, SPLIT_LOG_VERSION
 from ..hudi.timeline.instant import read_listed
 from ..hudi.storage import Storage, safe_relpath, staged_name, temp_owner
 from ..hudi.table.hudi_table import HudiTable

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Mapping
 
-from ..hudi.services.etc_metadata import CompactionExtra
+from ..hudi.protocol.etc_metadata import CompactionExtra
 from ..hudi.index.stats import iso_ms
 
 
 if TYPE_CHECKING:
-    from .trigger import Readiness
+    from .readiness import Readiness
 
 
 class Outcome(str, Enum):

@@ -28,15 +28,15 @@ from typing import Any, Callable, Mapping
 import pyarrow.compute as pc
 
 from ..hudi.concurrency import jvm_metadata, transaction as commit_path
-from ..hudi.services import crash
-from ..hudi.services import heartbeat
+from ..hudi import crash
+from ..hudi.protocol import heartbeat
 from ..hudi.timeline import layout
 from ..hudi import logformat as lf
-from ..hudi.services.coexistence import K_EXCLUSIVE_CLEANER, symlinks_allowed
-from ..hudi.services.crash import crashpoint
+from ..hudi.protocol.coexistence import K_EXCLUSIVE_CLEANER, symlinks_allowed
+from ..hudi.crash import crashpoint
 from ..hudi.errors import InstantExistsError, InvalidInputError, InvalidTimelineError, UnsupportedFeatureError
 from ..hudi.format import JSON_COMMITS
-from ..hudi.services.plan import CompactionPlan, LINK_TOKEN, LinkOp, Operation, SPLIT_LOG_VERSION, operation
+from ..hudi.protocol.plan import CompactionPlan, LINK_TOKEN, LinkOp, Operation, SPLIT_LOG_VERSION, operation
 from ..hudi.config.schema import event_time_millis
 from ..hudi.index.log_index import LogIndex
 from ..hudi.index.stats import LogScanner, iso_ms, log_event_ranges, stats_describe
@@ -73,7 +73,7 @@ from .plans import (
 from .results import Outcome, PlanDecision, ScheduleResult
 from .strategy import CompactAllStrategy, EventTimeStrategy
 from .times import check_not_future, parse_duration, parse_time
-from .trigger import check_readiness, last_threshold, threshold_ms_for
+from .readiness import check_readiness, last_threshold, threshold_ms_for
 
 
 def schedule(
@@ -222,7 +222,7 @@ def plan_decision(table: HudiTable, *, threshold_ms: int, settings: Mapping[str,
     ``already_scheduled``: a pending plan (requested or inflight) carries this threshold — and
     ``settings`` (plan extra metadata key → value: strategy, exact split, link mode, event-time
     field) when given, as a retried ``schedule`` does; ``instant`` is that plan. Otherwise the
-    EVENT_TIME trigger (:func:`~.trigger.check_readiness`): ``pending`` (another compaction,
+    EVENT_TIME trigger (:func:`~.readiness.check_readiness`): ``pending`` (another compaction,
     ``instant``), ``waiting`` (a clustering, or a pending write with ``check_pending_writes``),
     ``covered`` (the threshold is not past the published one) or ``ready``."""
     ready = check_readiness(table, threshold_ms=threshold_ms, check_pending_writes=check_pending_writes)

@@ -11,9 +11,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..hudi import logformat as lf
-from ..hudi.services.crash import crashpoint
+from ..hudi.crash import crashpoint
 from ..hudi.errors import InstantExistsError, InvalidTimelineError
-from ..hudi.services.plan import SPLIT_LOG_VERSION, Operation
+from ..hudi.protocol.plan import SPLIT_LOG_VERSION, Operation
 from ..hudi.config.schema import FILE_NAME, RECORD_KEY, event_time_millis
 from ..hudi.storage import Storage
 from ..hudi.table.hudi_table import HudiTable, SliceReadSpec

@@ -25,7 +25,7 @@ from ..hudi.index.stats import iso_ms
 from ..hudi.storage import Storage
 from ..hudi.etc_keys import LATENCY_MS as K_LATENCY_MS
 from ..hudi.timeline.active import parse_instant_time
-from .trigger import RESET_DIR, resets_of
+from .readiness import RESET_DIR, resets_of
 
 
 def reset_threshold(path: str | Storage, *, to: str | None = None, instant: str | None = None,
@@ -39,7 +39,7 @@ def reset_threshold(path: str | Storage, *, to: str | None = None, instant: str 
     future."""
     from ..hudi.table.hudi_table import HudiTable
     from .times import check_not_future, parse_time
-    from .trigger import published_threshold
+    from .readiness import published_threshold
 
     storage = path if isinstance(path, Storage) else Storage(path, storage_options or {})
     table = HudiTable.load(storage)

@@ -50,7 +50,7 @@ from ..hudi.concurrency import jvm_metadata
 from ..hudi.storage import Storage, safe_relpath
 from ..hudi.table.hudi_table import HudiTable
 from ..hudi.timeline import avro_models as am
-from ..hudi.services.coexistence import metadata_table_state
+from ..hudi.protocol.coexistence import metadata_table_state
 from ..hudi.timeline.active import TEMP_DIR, Action, State, iter_write_stats
 from .execution import verify_links
 from .intents import archived_times, intent_path, is_our_copy, read_intents

@@ -81,7 +81,7 @@ def hooked(points: str | Iterable[str], callback: Callable[[str], object]) -> It
     names = (points,) if isinstance(points, str) else tuple(points)
     unknown = [n for n in names if n not in ALL]
     if unknown:
-        raise ValueError(f"unknown hook point(s) {unknown}: see airflow_hudi_etc.hudi.services.crash.ALL")
+        raise ValueError(f"unknown hook point(s) {unknown}: see airflow_hudi_etc.hudi.crash.ALL")
     for n in names:
         _hooks.setdefault(n, []).append(callback)
     try:

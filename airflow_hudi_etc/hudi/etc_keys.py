@@ -3,7 +3,7 @@ ignores keys it does not know in ``hoodie.properties``, in a plan's and a commit
 
 * table properties: :data:`EVENT_TIME_FIELD`, :data:`EXCLUSIVE_CLEANER`, :data:`TIMELINE_ZONE`,
   :data:`JAVA_COMPACTION`
-  (the settings ``hudi-etc configure`` records: :data:`airflow_hudi_etc.hudi.services.etc_metadata.TABLE_SETTINGS`);
+  (the settings ``hudi-etc configure`` records: :data:`airflow_hudi_etc.hudi.protocol.etc_metadata.TABLE_SETTINGS`);
 * compaction plan extra metadata (copied into the commit by our execution): the threshold and how
   it was planned;
 * compaction commit extra metadata: the link operations and the execution's figures;

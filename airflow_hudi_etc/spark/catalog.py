@@ -36,11 +36,11 @@ import os
 import re
 from typing import Any, Mapping
 
-from ..hudi.services.crash import crashpoint
+from ..hudi.crash import crashpoint
 from ..hudi.errors import InvalidInputError
 from ..hudi.index.stats import iso_ms
 from ..hudi.table.hudi_table import HudiTable
-from ..compaction.trigger import threshold_info
+from ..compaction.readiness import threshold_info
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 METASTORE_URIS = re.compile(r"thrift://[A-Za-z0-9.\-_\[\]:]+(,thrift://[A-Za-z0-9.\-_\[\]:]+)*")

@@ -146,7 +146,7 @@ LOOP_PROBE = r"""
 import asyncio, sys, threading
 sys.path[:0] = [{repo!r}, {tests!r}]
 import airflow_env
-heavy = ("pyarrow", "fastavro", "numpy", "airflow_hudi_etc.hudi.table.hudi_table", "airflow_hudi_etc.compaction.trigger")
+heavy = ("pyarrow", "fastavro", "numpy", "airflow_hudi_etc.hudi.table.hudi_table", "airflow_hudi_etc.compaction.readiness")
 from airflow_hudi_etc.triggers.event_time import EventTimeCompactionTrigger, EventTimeThresholdTrigger
 import airflow_hudi_etc.hooks.hudi
 assert not [m for m in heavy if m in sys.modules], [m for m in heavy if m in sys.modules]

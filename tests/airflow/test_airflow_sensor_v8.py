@@ -12,7 +12,7 @@ import pytest
 import airflow_table as at
 from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.scheduling import schedule
-from airflow_hudi_etc.compaction.trigger import check_readiness
+from airflow_hudi_etc.compaction.readiness import check_readiness
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hooks.hudi import HudiTableHook
 from airflow_hudi_etc.hudi.write.writer import init_table, write_batch

@@ -7,7 +7,7 @@ import os
 import pyarrow as pa
 import pytest
 
-from airflow_hudi_etc.compaction import executor
+from airflow_hudi_etc.compaction import base_merge
 from airflow_hudi_etc.hudi.logformat import avro_arrow
 from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.lifecycle import rollback, unschedule
@@ -39,8 +39,8 @@ def test_partial_compaction_keeps_snapshot_and_guarantees_ro(tmp_path, seed, ver
     link_mode = "copy" if seed % 2 or version != 6 else "symlink"
     # the new base file is written as a stream: batches of the old base and row groups of the
     # new one as small as a row, or the whole file at once
-    monkeypatch.setattr(executor, "BATCH_ROWS", (1, 3, 65_536)[seed % 3])
-    monkeypatch.setattr(executor, "ROW_GROUP_BYTES", (1, 32 << 20)[seed % 2])
+    monkeypatch.setattr(base_merge, "BATCH_ROWS", (1, 3, 65_536)[seed % 3])
+    monkeypatch.setattr(base_merge, "ROW_GROUP_BYTES", (1, 32 << 20)[seed % 2])
     monkeypatch.setattr(avro_arrow, "MIN_RECORDS", (0, 128)[seed % 4 // 2])  # small Avro blocks column-wise too
     payload = "event-time-ordering" if seed % 3 == 2 else "overwrite-latest"
     # ordering values grow over time: with decreasing ones Hudi's own answers depend on when

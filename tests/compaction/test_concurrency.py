@@ -1,6 +1,6 @@
 """A writer committing while a compaction plan is made, is requested, executes and rolls back.
 
-Interleavings are deterministic: the compaction's named points (hudi/services/crash.py) become hooks
+Interleavings are deterministic: the compaction's named points (hudi/crash.py) become hooks
 (callbacks registered with ``crash.hooked``), and its per-operation tasks run through
 an engine that calls the writer before or after chosen tasks. At a hook the writer commits a
 whole batch (in this process, or as a real ``hudi-etc write`` process). Seeded: each seed picks
@@ -35,7 +35,7 @@ import pytest
 
 from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.plans import show_plan
-from airflow_hudi_etc.hudi.services import crash
+from airflow_hudi_etc.hudi import crash
 from airflow_hudi_etc.compaction.lifecycle import rollback, unschedule
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate

@@ -93,7 +93,7 @@ def test_recorded_settings_survive_java_rewriting_hoodie_properties(tmp_path, mo
     variable set, execute is still refused where java-compaction=on was recorded, the
     exclusive-cleaner promise and the event-time field hold."""
     from airflow_hudi_etc.compaction.java_compaction import check_execute
-    from airflow_hudi_etc.hudi.services.coexistence import symlinks_allowed, timeline_zone_source
+    from airflow_hudi_etc.hudi.protocol.coexistence import symlinks_allowed, timeline_zone_source
     from airflow_hudi_etc.hudi.errors import JavaCompactionError
 
     monkeypatch.delenv("HUDI_ETC_TIMELINE_TIMEZONE", raising=False)
@@ -120,7 +120,7 @@ def test_legacy_keys_in_hoodie_properties_are_read_and_configure_migrates_them(t
     """A table configured by an earlier release has its keys in hoodie.properties only: they are
     read; the next configure copies them into the settings file and leaves hoodie.properties as it
     was; from then on a Java rewrite loses nothing."""
-    from airflow_hudi_etc.hudi.services.coexistence import update_table_properties
+    from airflow_hudi_etc.hudi.protocol.coexistence import update_table_properties
     from airflow_hudi_etc.hudi.config.etc_settings import SETTINGS_PATH
     from airflow_hudi_etc.hudi.storage import Storage
 

@@ -30,7 +30,7 @@ from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.lifecycle import rollback, unschedule
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
-from airflow_hudi_etc.hudi.services import crash
+from airflow_hudi_etc.hudi import crash
 from airflow_hudi_etc.hudi.logformat import parse_log_file_name
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.timeline.active import AUX_DIR, Timeline

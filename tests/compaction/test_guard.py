@@ -20,8 +20,8 @@ from airflow_hudi_etc.compaction.lifecycle import unschedule
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
 from airflow_hudi_etc.hudi.errors import InvalidTimelineError
-from airflow_hudi_etc.hudi.services import crash
-from airflow_hudi_etc.hudi.services.plan import LINK_TOKEN
+from airflow_hudi_etc.hudi import crash
+from airflow_hudi_etc.hudi.protocol.plan import LINK_TOKEN
 from airflow_hudi_etc.hudi.storage import LOCAL_COPY_ENV, Storage
 from airflow_hudi_etc.hudi.timeline.active import Timeline
 from airflow_hudi_etc.hudi.timeline.avro_models import SAVEPOINT_METADATA, write_avro_metadata

@@ -34,7 +34,7 @@ from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.plans import show_plan
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
-from airflow_hudi_etc.hudi.services.coexistence import TIMEZONE_ENV
+from airflow_hudi_etc.hudi.protocol.coexistence import TIMEZONE_ENV
 from airflow_hudi_etc.hudi.errors import InvalidInputError
 from airflow_hudi_etc.hudi.config.properties import dumps, loads
 from airflow_hudi_etc.hudi.table.hudi_table import HudiTable

@@ -1,4 +1,4 @@
-"""The named hook points (hudi/services/crash.py) and the one plan decision (compaction.scheduling).
+"""The named hook points (hudi/crash.py) and the one plan decision (compaction.scheduling).
 
 Expected outcomes are written out by hand from the table's history: a plan for threshold T is
 pending, so T is ``already_scheduled`` (and, with other settings or another threshold, another
@@ -15,7 +15,7 @@ from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.results import Outcome
 from airflow_hudi_etc.compaction.scheduling import plan_decision, schedule
 from airflow_hudi_etc.hudi import etc_keys
-from airflow_hudi_etc.hudi.services import crash
+from airflow_hudi_etc.hudi import crash
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
 from airflow_hudi_etc.hudi.write.writer import init_table, write_batch

@@ -25,17 +25,17 @@ from airflow_hudi_etc.compaction.results import Outcome
 from airflow_hudi_etc.compaction.lifecycle import rollback, unschedule
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
-from airflow_hudi_etc.hudi.services import crash
+from airflow_hudi_etc.hudi import crash
 from airflow_hudi_etc.hudi.index import log_index
 from airflow_hudi_etc.hudi import logformat as lf
-from airflow_hudi_etc.hudi.services.coexistence import drop_metadata_table
+from airflow_hudi_etc.hudi.protocol.coexistence import drop_metadata_table
 from airflow_hudi_etc.hudi.errors import (
     HudiEtcError,
     JavaCompactionError,
     MetadataTablePresentError,
     UnsupportedFeatureError,
 )
-from airflow_hudi_etc.hudi.services.plan import LINK_TOKEN
+from airflow_hudi_etc.hudi.protocol.plan import LINK_TOKEN
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
 from airflow_hudi_etc.hudi.timeline.active import Timeline, iter_write_stats
@@ -331,7 +331,7 @@ def test_symlinks_only_by_contract(tmp_path):
     init_table(str(p), table_name="x", record_key="key", precombine_field="ts", event_time_field="event_time",
                exclusive_cleaner=True)
     from airflow_hudi_etc.hudi.config.properties import load_table_config
-    from airflow_hudi_etc.hudi.services.coexistence import symlinks_allowed
+    from airflow_hudi_etc.hudi.protocol.coexistence import symlinks_allowed
 
     assert symlinks_allowed(load_table_config(Storage(str(p))))
     q = tmp_path / "y"
@@ -344,7 +344,7 @@ def test_link_mode_symlink_is_refused_without_the_exclusive_cleaner_promise(tmp_
     cleaner would delete the link targets with the old slice. Refused (exit 2, naming the
     setting), nothing written; the same table promising it gets its symlinks."""
     from airflow_hudi_etc.cli import main as cli_main
-    from airflow_hudi_etc.hudi.services.coexistence import update_table_properties
+    from airflow_hudi_etc.hudi.protocol.coexistence import update_table_properties
     from airflow_hudi_etc.hudi.etc_keys import EXCLUSIVE_CLEANER
     from batches import run_history
     from tests_digest import tree_digest
@@ -403,7 +403,7 @@ def test_complex_key_generator_updates_find_their_keys(fixture_copy):
 
 def test_unsupported_key_generators_are_refused(fixture_copy):
     path = fixture_copy("v6_nonpartitioned")
-    from airflow_hudi_etc.hudi.services.coexistence import update_table_properties
+    from airflow_hudi_etc.hudi.protocol.coexistence import update_table_properties
 
     update_table_properties(Storage(str(path)), {"hoodie.table.keygenerator.class":
                                                  "org.apache.hudi.keygen.CustomKeyGenerator"})
@@ -418,7 +418,7 @@ def test_timestamp_key_generator_partition_paths(tmp_path):
     """TimestampBasedKeyGenerator with its settings in hoodie.properties (as Hudi persists them):
     partition paths are the field's time in the output format and zone, as Java makes them
     (values fixed by hand); an update lands in the same file group (hudi-rs sees each key once)."""
-    from airflow_hudi_etc.hudi.services.coexistence import update_table_properties
+    from airflow_hudi_etc.hudi.protocol.coexistence import update_table_properties
 
     p = tmp_path / "ts"
     init_table(str(p), table_name="ts", record_key="key", precombine_field="ts", event_time_field="event_time",

@@ -24,9 +24,9 @@ from airflow_hudi_etc.compaction.plans import remove_orphan_links
 from airflow_hudi_etc.compaction.results import Outcome
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
-from airflow_hudi_etc.hudi.services import crash
+from airflow_hudi_etc.hudi import crash
 from airflow_hudi_etc.hudi.errors import InvalidTimelineError
-from airflow_hudi_etc.hudi.services.plan import LINK_TOKEN
+from airflow_hudi_etc.hudi.protocol.plan import LINK_TOKEN
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
 from airflow_hudi_etc.hudi.timeline.active import Timeline

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_hudi_etc.hudi.services import crash
+from airflow_hudi_etc.hudi import crash
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.timeline.active import Timeline
 from scenario import COMPACTION_TIME, LATENCY, PARTS, REPO, assert_snapshot, build, cli, clone, judge

@@ -21,7 +21,7 @@ from airflow_hudi_etc.hudi.file_group import fsview
 from airflow_hudi_etc.hudi import logformat as lf
 from airflow_hudi_etc.hudi.timeline import commit_json as tlm
 from airflow_hudi_etc.hudi.errors import InvalidTimelineError
-from airflow_hudi_etc.hudi.services.plan import LINK_TOKEN
+from airflow_hudi_etc.hudi.protocol.plan import LINK_TOKEN
 from airflow_hudi_etc.hudi.index.stats import SOURCE_SCAN, SOURCE_STATS, EventRange, log_event_ranges
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table.hudi_table import HudiTable

@@ -382,7 +382,7 @@ def test_retried_rollbacks_add_no_rollback_instant(tmp_path):
         assert rollback(str(path), instant=plan) == {"instant": plan, "status": "requested", "files_removed": 0,
                                                      "rollback_instant": None}
     assert snapshot(path) == before
-    from airflow_hudi_etc.hudi.services import crash
+    from airflow_hudi_etc.hudi import crash
 
     def crash_here(point):
         raise RuntimeError("crash (injected)")

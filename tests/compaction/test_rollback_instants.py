@@ -18,7 +18,7 @@ import airflow_table as at
 from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.lifecycle import rollback
 from airflow_hudi_etc.compaction.scheduling import schedule
-from airflow_hudi_etc.hudi.services import crash
+from airflow_hudi_etc.hudi import crash
 from airflow_hudi_etc.hudi.write.writer import write_batch
 from oracle import hudi_rs_read
 from scenario import cli

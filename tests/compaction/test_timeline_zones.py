@@ -25,7 +25,7 @@ from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.metrics import compaction_history, table_metrics
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.threshold_reset import reset_threshold
-from airflow_hudi_etc.hudi.services import crash
+from airflow_hudi_etc.hudi import crash
 from airflow_hudi_etc.hudi.errors import UnsupportedFeatureError
 from airflow_hudi_etc.hudi.config.properties import PROPERTIES_FILE, dumps, loads
 from airflow_hudi_etc.hudi.storage import Storage
@@ -161,7 +161,7 @@ def test_configure_records_the_writers_zone_and_no_variable_is_needed_after(tmp_
     assert res.instant and execute(str(path))["status"] == "completed"
     # the variable, when set, wins over the record (and says so)
     monkeypatch.setenv(ENV, "UTC")
-    from airflow_hudi_etc.hudi.services.coexistence import timeline_zone_source
+    from airflow_hudi_etc.hudi.protocol.coexistence import timeline_zone_source
 
     zone, source = timeline_zone_source(HudiTable.load(str(path)).config)
     assert (str(zone), source) == ("UTC", "env")
@@ -184,7 +184,7 @@ def test_configure_refuses_a_zone_on_a_utc_table_and_a_missing_table(tmp_path, c
 
 def test_every_recorded_setting_is_an_option_of_configure():
     from airflow_hudi_etc.contract import COMMANDS
-    from airflow_hudi_etc.hudi.services.etc_metadata import TABLE_SETTINGS
+    from airflow_hudi_etc.hudi.protocol.etc_metadata import TABLE_SETTINGS
 
     # (and --hoodie, the Hudi write settings of the writers: tests/concurrency/test_table_lock.py)
     assert {a.name for a in COMMANDS["configure"].args} - {"path", "hoodie"} == set(TABLE_SETTINGS)

@@ -32,7 +32,7 @@ from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.lifecycle import rollback, unschedule
 from airflow_hudi_etc.compaction.results import Outcome
 from airflow_hudi_etc.compaction.scheduling import schedule
-from airflow_hudi_etc.hudi.services import crash
+from airflow_hudi_etc.hudi import crash
 from airflow_hudi_etc.hudi.errors import InvalidInputError, TableExistsError, UnsupportedFeatureError
 from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
 from oracle import hudi_rs_read, hudi_rs_table

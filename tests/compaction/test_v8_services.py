@@ -302,7 +302,7 @@ def archive_like_java(path: Path, upto: str) -> list[str]:
 def test_status_threshold_reset_and_lsm_history(tmp_path, version):
     from airflow_hudi_etc.compaction.metrics import table_metrics
     from airflow_hudi_etc.compaction.threshold_reset import reset_threshold
-    from airflow_hudi_etc.compaction.trigger import check_readiness
+    from airflow_hudi_etc.compaction.readiness import check_readiness
 
     path = new_table(tmp_path, version)
     model = Model()
@@ -379,7 +379,7 @@ _FIXTURES = {8: ("v8_trips_8i3u1d", "quickstart_trips_table/mor/avro/v8_trips_8i
 def _fixture(tmp_path, version) -> Path:
     import zipfile
 
-    from airflow_hudi_etc.hudi.services.coexistence import drop_metadata_table
+    from airflow_hudi_etc.hudi.protocol.coexistence import drop_metadata_table
     from paths import FIXTURES
 
     name, rel = _FIXTURES[version]
@@ -426,7 +426,7 @@ def test_fixture_clean_validate_status(tmp_path, version):
 @pytest.mark.parametrize("point", ["clean.after-requested", "clean.after-inflight", "clean.after-delete",
                                    "clean.before-complete"])
 def test_clean_v8_crash_then_retry_finishes_it(tmp_path, point):
-    from airflow_hudi_etc.hudi.services import crash
+    from airflow_hudi_etc.hudi import crash
 
     path, model, _, _ = two_compactions(tmp_path, 8)
     keep = latest_slice_files(path)

@@ -22,7 +22,7 @@ from airflow_hudi_etc.hudi.concurrency.locks import LockProviderError, LockTimeo
 from airflow_hudi_etc.hudi.concurrency.transaction import table_write_config
 from airflow_hudi_etc.hudi.config.etc_settings import SETTINGS_PATH
 from airflow_hudi_etc.hudi.errors import HudiEtcError, InvalidInputError
-from airflow_hudi_etc.hudi.services import crash
+from airflow_hudi_etc.hudi import crash
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.timeline.active import Timeline
 from airflow_hudi_etc.hudi.write.writer import init_table, write_batch

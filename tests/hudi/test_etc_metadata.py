@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import doctest
 
-from airflow_hudi_etc.hudi.services import etc_metadata
-from airflow_hudi_etc.hudi.services.etc_metadata import CompactionExtra, ExecutionFigures, PlanExtra
+from airflow_hudi_etc.hudi.protocol import etc_metadata
+from airflow_hudi_etc.hudi.protocol.etc_metadata import CompactionExtra, ExecutionFigures, PlanExtra
 
 # a commit's extra metadata as our execution writes it (keys spelled out by hand)
 COMMIT = {

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from airflow_hudi_etc.hudi.timeline import commits as cm
-from airflow_hudi_etc.hudi.services.coexistence import drop_metadata_table
+from airflow_hudi_etc.hudi.protocol.coexistence import drop_metadata_table
 from airflow_hudi_etc.hudi.errors import (
     InstantExistsError,
     MetadataTablePresentError,
@@ -405,7 +405,7 @@ def test_v8_values_from_readme(v8):
 
 # ------------------------------------------------------------------ refusals of mutating paths
 def test_writing_v8_v9_allowed_without_metadata_table(v8, v9):
-    from airflow_hudi_etc.hudi.services.coexistence import key_generator
+    from airflow_hudi_etc.hudi.protocol.coexistence import key_generator
 
     for p in (v8, v9):
         t = HudiTable.load_writable(str(p))  # the fixtures' metadata tables were dropped

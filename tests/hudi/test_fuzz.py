@@ -39,9 +39,9 @@ from pathlib import Path
 import fastavro
 import pytest
 
-from airflow_hudi_etc.hudi.services import plan as plan_mod
+from airflow_hudi_etc.hudi.protocol import plan as plan_mod
 from airflow_hudi_etc.compaction.metrics import table_metrics
-from airflow_hudi_etc.hudi.services.plan import CompactionPlan
+from airflow_hudi_etc.hudi.protocol.plan import CompactionPlan
 from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.compaction.validate import validate
@@ -540,7 +540,7 @@ from airflow_hudi_etc.hudi import logformat as lf
 from airflow_hudi_etc.hudi.errors import HudiEtcError
 from airflow_hudi_etc.hudi.index.stats import is_clustering_request
 from airflow_hudi_etc.hudi.timeline.active import load_commit_metadata
-from airflow_hudi_etc.hudi.services.plan import CompactionPlan
+from airflow_hudi_etc.hudi.protocol.plan import CompactionPlan
 
 def zz(n):
     n = (n << 1) ^ (n >> 63); out = bytearray()

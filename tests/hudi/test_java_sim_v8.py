@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 from airflow_hudi_etc.hudi import logformat as lf
-from airflow_hudi_etc.hudi.services.coexistence import drop_metadata_table
+from airflow_hudi_etc.hudi.protocol.coexistence import drop_metadata_table
 from airflow_hudi_etc.hudi.errors import MetadataTablePresentError
 from airflow_hudi_etc.hudi.config.properties import loads
 from airflow_hudi_etc.hudi.storage import Storage

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 from airflow_hudi_etc.hudi.errors import InvalidInputError
-from airflow_hudi_etc.hudi.services.coexistence import update_table_properties
+from airflow_hudi_etc.hudi.protocol.coexistence import update_table_properties
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.write.partition_paths import escape_path_name, unescape_path_name
 from airflow_hudi_etc.hudi.write.writer import init_table, write_batch

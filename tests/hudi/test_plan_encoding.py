@@ -9,8 +9,8 @@ import random
 import fastavro
 
 from airflow_hudi_etc.hudi.timeline import avro_models as am
-from airflow_hudi_etc.hudi.services import plan as plan_mod
-from airflow_hudi_etc.hudi.services.plan import CompactionPlan, LinkOp, Operation
+from airflow_hudi_etc.hudi.protocol import plan as plan_mod
+from airflow_hudi_etc.hudi.protocol.plan import CompactionPlan, LinkOp, Operation
 
 
 def _name(rng):
@@ -85,7 +85,7 @@ def test_plan_file_uses_the_one_compaction_plan_schema():
 
 
 def test_fast_operation_equals_the_constructor():
-    from airflow_hudi_etc.hudi.services.plan import LinkOp, Operation, operation
+    from airflow_hudi_etc.hudi.protocol.plan import LinkOp, Operation, operation
 
     args = dict(partition="p=1", file_id="f-0", base_instant="20240101000000000", base_file="f-0_1-2-3_x.parquet",
                 compact_logs=(".f-0_20240101000000000.log.1_0-1-2",),

@@ -19,7 +19,7 @@ from airflow_hudi_etc import Table
 from airflow_hudi_etc.cli import main as cli_main
 from airflow_hudi_etc.hudi.config.properties import load_table_config
 from airflow_hudi_etc.hudi.errors import InvalidPropertiesError, TableNotFoundError
-from airflow_hudi_etc.hudi.services.heartbeat import table_settings
+from airflow_hudi_etc.hudi.protocol.heartbeat import table_settings
 from airflow_hudi_etc.hudi.storage import Storage
 
 

@@ -27,7 +27,7 @@ import sys
 
 import pytest
 
-from airflow_hudi_etc.hudi.services import crash
+from airflow_hudi_etc.hudi import crash
 from airflow_hudi_etc.hudi.errors import HudiEtcError
 from airflow_hudi_etc.api import Table
 from java_checks import assert_all, judges, new_table, row, timeline_names, values

@@ -18,7 +18,7 @@ import pytest
 
 from airflow_hudi_etc.hudi.concurrency import write_config as wc
 from airflow_hudi_etc.hudi.concurrency.fs_lock import FileSystemLock
-from airflow_hudi_etc.hudi.services import crash
+from airflow_hudi_etc.hudi import crash
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.timeline.active import Timeline
 from java_checks import assert_all, judges, new_table, row

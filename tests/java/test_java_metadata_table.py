@@ -175,7 +175,7 @@ def test_a_crash_between_the_metadata_table_and_the_commit(java_hudi, tmp_path, 
     table and before the instant completed on the data table: readers (through the metadata
     table) do not see it, and its recovery (our rollback of the write; our execute run again)
     leaves the metadata table equal to storage, judged by Hudi."""
-    from airflow_hudi_etc.hudi.services import crash
+    from airflow_hudi_etc.hudi import crash
     from ours import Hosted
 
     java = java_hudi(line)

@@ -16,7 +16,7 @@ import pytest
 import airflow_table as at
 from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.scheduling import schedule
-from airflow_hudi_etc.hudi.services import crash
+from airflow_hudi_etc.hudi import crash
 from scenario import cli
 
 

@@ -29,7 +29,7 @@ import pyarrow as pa
 from airflow_hudi_etc.hudi import logformat as lf
 from airflow_hudi_etc.hudi.format import V6
 from airflow_hudi_etc.hudi.timeline.commits import COMMIT_METADATA_SCHEMA, CommitMetadata, load_commit
-from airflow_hudi_etc.hudi.services.plan import CompactionPlan
+from airflow_hudi_etc.hudi.protocol.plan import CompactionPlan
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.timeline.active import Action, Timeline
 

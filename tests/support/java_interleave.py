@@ -32,9 +32,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from airflow_hudi_etc.api import Table
-from airflow_hudi_etc.compaction.trigger import last_threshold
+from airflow_hudi_etc.compaction.readiness import last_threshold
 from airflow_hudi_etc.compaction.validate import validate
-from airflow_hudi_etc.hudi.services import crash
+from airflow_hudi_etc.hudi import crash
 from airflow_hudi_etc.hudi.errors import HudiEtcError, InvalidInputError, InvalidTimelineError
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
@@ -105,7 +105,7 @@ class JavaWorld:
                    event_time_field="event_time", partition_field="region", table_version=version,
                    payload=self.payload, java_compaction="off", partition_urlencode=self.shape == "urlencode")
         if self.shape != "plain":
-            from airflow_hudi_etc.hudi.services.coexistence import update_table_properties
+            from airflow_hudi_etc.hudi.protocol.coexistence import update_table_properties
 
             update_table_properties(Storage(str(self.path)), {"hoodie.datasource.write.hive_style_partitioning": "true"})
         # the index, drawn too: Hudi's default, or the simple bucket index (4 buckets a partition), set

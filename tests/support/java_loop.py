@@ -28,7 +28,7 @@ import uuid
 from pathlib import Path
 
 from airflow_hudi_etc.api import Table
-from airflow_hudi_etc.hudi.services import crash
+from airflow_hudi_etc.hudi import crash
 from airflow_hudi_etc.hudi.errors import HudiEtcError
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
@@ -198,7 +198,7 @@ class LoopWorld(JavaWorld):
         once every pending write's heartbeat expired (4 s), Java's LAZY clean rolls them back;
         the judges then read the table. Returns what was rolled back, for the step's line."""
         from airflow_hudi_etc.hudi.concurrency.transaction import transaction
-        from airflow_hudi_etc.hudi.services import heartbeat
+        from airflow_hudi_etc.hudi.protocol import heartbeat
 
         storage = Storage(str(self.path))
         # a command of ours killed while it held the file-system lock left the lock file: Java

@@ -36,14 +36,14 @@ from collections import defaultdict
 
 import pyarrow as pa
 
-from airflow_hudi_etc.compaction.executor import write_base_table
+from airflow_hudi_etc.compaction.base_merge import write_base_table
 from airflow_hudi_etc.hudi.timeline import avro_models as am
 from airflow_hudi_etc.hudi import logformat as lf
 from airflow_hudi_etc.hudi.index.ordering_facts import STAT_KEY
 from airflow_hudi_etc.hudi.file_group.fsview import base_file_name
-from airflow_hudi_etc.hudi.services.plan import read_plan
+from airflow_hudi_etc.hudi.protocol.plan import read_plan
 from airflow_hudi_etc.hudi.config.properties import dumps, loads
-from airflow_hudi_etc.hudi.services.rollback import rollback_with_instant
+from airflow_hudi_etc.hudi.protocol.rollback import rollback_with_instant
 from airflow_hudi_etc.hudi.config.schema import FILE_NAME, with_meta_fields
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table.hudi_table import HudiTable, SliceReadSpec

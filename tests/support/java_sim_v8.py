@@ -43,13 +43,13 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from airflow_hudi_etc.compaction.executor import write_base_table
+from airflow_hudi_etc.compaction.base_merge import write_base_table
 from airflow_hudi_etc.hudi.timeline import avro_models as am
 from airflow_hudi_etc.hudi import logformat as lf
 from airflow_hudi_etc.hudi.timeline.commits import CommitMetadata, RuntimeStats, WriteStat, encode_avro_commit
 from airflow_hudi_etc.hudi.file_group.fsview import base_file_name, parse_base_file_name
 from airflow_hudi_etc.hudi.file_group.naming import log_file_name_v8
-from airflow_hudi_etc.hudi.services.plan import CompactionPlan
+from airflow_hudi_etc.hudi.protocol.plan import CompactionPlan
 from airflow_hudi_etc.hudi.config.properties import dumps, loads, new_table_properties_v8
 from airflow_hudi_etc.hudi.config.schema import FILE_NAME, avro_schema_from_arrow, with_meta_fields
 from airflow_hudi_etc.hudi.storage import Storage

@@ -23,7 +23,7 @@ from airflow_hudi_etc.compaction.execution import execute
 from airflow_hudi_etc.compaction.lifecycle import rollback, unschedule
 from airflow_hudi_etc.compaction.scheduling import schedule
 from airflow_hudi_etc.hudi.errors import HudiEtcError, InvalidInputError
-from airflow_hudi_etc.hudi.services import crash
+from airflow_hudi_etc.hudi import crash
 from airflow_hudi_etc.hudi.write.writer import write_batch
 from java_hudi import JavaHudiDied, JavaHudiTimeout
 from scenario import cli

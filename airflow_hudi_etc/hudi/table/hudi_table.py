@@ -82,8 +82,8 @@ class HudiTable:
     @classmethod
     def load_writable(cls, path: str | Storage, storage_options: Mapping[str, Any] | None = None) -> "HudiTable":
         """:meth:`load`, then the Java coexistence checks every mutating command makes first
-        (metadata table, timeline zone: :func:`~airflow_hudi_etc.hudi.services.coexistence.check_writable`)."""
-        from ..services.coexistence import check_writable
+        (metadata table, timeline zone: :func:`~airflow_hudi_etc.hudi.protocol.coexistence.check_writable`)."""
+        from ..protocol.coexistence import check_writable
 
         table = cls.load(path, storage_options)
         check_writable(table.storage, table.config)
@@ -97,7 +97,7 @@ class HudiTable:
     @property
     def timeline_zone(self):
         """The zone new instants are made in (a typed error for a zone we cannot know)."""
-        from ..services.coexistence import timeline_zone
+        from ..protocol.coexistence import timeline_zone
 
         return timeline_zone(self.config)
 
@@ -162,7 +162,7 @@ class HudiTable:
         New writes to such a file group belong to the (still empty of base files) slice at that
         instant, after the logs the plan re-exposes there (created before the plan was published).
         """
-        from ..services.plan import pending_plan_groups
+        from ..protocol.plan import pending_plan_groups
 
         return pending_plan_groups(self.storage, [i.timestamp for i in self.timeline.pending_compactions],
                                    self.config.timeline_dir, self.timeline)

@@ -596,7 +596,7 @@ def format_instant(dt: _dt.datetime, zone: _dt.tzinfo = _dt.timezone.utc) -> str
 
 def parse_instant_time(ts: str, zone: _dt.tzinfo = _dt.timezone.utc) -> _dt.datetime:
     """The moment a 14- or 17-digit instant time names, read as a wall-clock time of ``zone``
-    (the table's timeline zone: :func:`~airflow_hudi_etc.hudi.services.coexistence.timeline_zone`; a
+    (the table's timeline zone: :func:`~airflow_hudi_etc.hudi.protocol.coexistence.timeline_zone`; a
     Java writer on LOCAL writes its JVM's wall clock). Aware, in ``zone``."""
     if not re.fullmatch(INSTANT_TIME, ts or ""):
         raise InvalidTimelineError(f"not an instant time: {ts!r}")
@@ -616,7 +616,7 @@ _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 def next_instant_time(timeline: Timeline, now: _dt.datetime | None = None,
                       zone: _dt.tzinfo = _dt.timezone.utc) -> str:
     """A new instant time strictly greater than every instant on the timeline, pending included,
-    in the table's timeline zone (:func:`~airflow_hudi_etc.hudi.services.coexistence.timeline_zone`)."""
+    in the table's timeline zone (:func:`~airflow_hudi_etc.hudi.protocol.coexistence.timeline_zone`)."""
     now = now or _dt.datetime.now(_dt.timezone.utc)
     ts = format_instant(now, zone)
     latest = timeline.latest_instant_time

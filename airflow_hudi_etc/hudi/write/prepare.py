@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..services.coexistence import KeyGen, key_generator
+from ..protocol.coexistence import KeyGen, key_generator
 from . import partition_paths as pp
 from ..errors import InvalidInputError
 from ..config.schema import (

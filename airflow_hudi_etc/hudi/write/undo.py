@@ -6,11 +6,11 @@ from __future__ import annotations
 import posixpath
 from typing import Iterable
 
-from ..services import heartbeat
+from ..protocol import heartbeat
 from ..timeline import layout
-from ..services import markers
+from ..protocol import markers
 from ..errors import InstantExistsError, InvalidTimelineError
-from ..services.rollback import rollback_with_instant
+from ..protocol.rollback import rollback_with_instant
 from ..storage import Storage
 from ..timeline.active import Action, Instant, Timeline
 from .units import WriteUnit
@@ -20,7 +20,7 @@ def rollback_failed_writes(storage: Storage, timeline: Timeline | None = None, *
     """Remove pending deltacommits left by crashed writers: their marked files, then the instant.
 
     Files are found through the markers ``.hoodie/.temp/<t>/<partition>/<name>.marker.*`` the
-    writer creates before each data file (hudi/services/markers.py). A pending deltacommit whose heartbeat
+    writer creates before each data file (hudi/protocol/markers.py). A pending deltacommit whose heartbeat
     is alive belongs to a running writer: single-writer rule, a typed ``conflict``. ``lazy``
     (Hudi's lazy failed-writes policy, that of multi-writer tables): such a write is left alone and
     only writes whose heartbeat expired are rolled back.
@@ -87,7 +87,7 @@ def _remove_instant_files(storage: Storage, instant: str, *, record: bool = Fals
     """Delete a failed deltacommit's marked files (only those it wrote itself), its markers,
     then its timeline files and its heartbeat.
 
-    ``record``: under a rollback instant (hudi/services/rollback.py), as Hudi does for a crashed writer's
+    ``record``: under a rollback instant (hudi/protocol/rollback.py), as Hudi does for a crashed writer's
     instant; a batch that fails in this process undoes itself without one. ``also``: more files
     to delete when ``instant`` wrote them (a failing batch's planned files)."""
     targets = markers.files_to_roll_back(storage, instant)  # all checked before any delete

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..services.crash import crashpoint
+from ..crash import crashpoint
 from ..errors import InstantExistsError
 from ..config.schema import COMMIT_SEQNO, COMMIT_TIME, FILE_NAME, PARTITION_PATH, event_time_millis
 from ..format import V6, FormatProfile

@@ -1,4 +1,4 @@
-"""The EVENT_TIME trigger: may an event-time compaction with this threshold be planned now?
+"""Readiness, the EVENT_TIME trigger: may an event-time compaction with this threshold be planned now?
 
 One pure decision, shared by ``schedule`` (which then plans), the Airflow sensor's ``poke`` and
 its deferrable trigger. It needs one listing of ``.hoodie/`` plus reads of the pending
@@ -13,7 +13,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
-from ..hudi.services.etc_metadata import PlanExtra
+from ..hudi.protocol.etc_metadata import PlanExtra
 from ..hudi.errors import InvalidInputError
 from ..hudi.format import ARCHIVED_LOG, LSM_HISTORY
 from ..hudi.index.stats import iso_ms, pending_clustering
@@ -74,7 +74,7 @@ def _archived_threshold_lsm(table: HudiTable) -> tuple[int | None, str | None, d
     ``metadata`` is the Avro commit (our extra metadata), its ``plan`` the requested plan."""
     from ..hudi.timeline.commits import decode_avro_commit
     from ..hudi.errors import HudiEtcError
-    from ..hudi.services.plan import CompactionPlan
+    from ..hudi.protocol.plan import CompactionPlan
     from ..hudi.timeline.timeline_v2 import read_lsm_instants
 
     hist = table.config.history_dir
@@ -135,7 +135,7 @@ def _plan_threshold(table: HudiTable, instant: str) -> int | None:
     executed by Java's compactor (its slice C is correct: the re-exposed logs were created before
     the plan was published, so the threshold holds as planned)."""
     from ..hudi.errors import HudiEtcError
-    from ..hudi.services.plan import read_plan
+    from ..hudi.protocol.plan import read_plan
 
     try:
         return PlanExtra.from_extra(read_plan(table.storage, instant).extra).threshold_ms

@@ -366,7 +366,8 @@ def require_reproduced_payload(config: TableConfig) -> None:
     ``DefaultHoodieRecordPayload`` are merged as Java merges them; any other
     (``PartialUpdateAvroPayload``, ``OverwriteNonDefaultsWithLatestAvroPayload``, the Debezium and
     AWS DMS payloads, a user's own) is refused (``unsupported_feature``, nothing written): merged
-    as the default, ``execute`` would write values Java keeps into the base file (issue 35 item 1)."""
+    as the default, ``execute`` would write values Java keeps into the base file,
+    where every reader would lose them."""
     from ..config.properties import DEFAULT_PAYLOAD, OVERWRITE_LATEST_PAYLOAD
 
     if config.profile.merge_modes:  # v8/v9: merge modes, refused by the table config

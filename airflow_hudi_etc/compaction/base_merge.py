@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..hudi.services.crash import crashpoint
+from ..hudi.crash import crashpoint
 from ..hudi.file_group.merge import BlockDecoder, SliceMerger
 from ..hudi.config.schema import FILE_NAME, RECORD_KEY, event_time_millis
 from ..hudi.table.hudi_table import HudiTable, SliceReadSpec
