@@ -155,7 +155,7 @@ def p1_merge_kernel(cfg, work: str) -> Figure:
     n = cfg.p1_rows
     return Figure(
         "P1", "merge kernel: one file group, our execute vs the pure-Arrow ceiling", round(100 * ratio, 1),
-        "% of ceiling", "≥ 75% of the ceiling (issue 25)", round(ratio / 0.75, 2), ratio >= 0.75,
+        "% of ceiling", "≥ 75% of the ceiling", round(ratio / 0.75, 2), ratio >= 0.75,
         details={
             "base rows": n, "update rows (in 5 logs)": int(n * 0.1), "distinct updated keys": pq.read_metadata(upd_path).num_rows,
             "group on disk (MB)": round((os.path.getsize(base_path) + sum(map(os.path.getsize, logs))) / 1e6, 1),
@@ -199,7 +199,7 @@ def _time_schedule(path: str, reps: int) -> tuple[float, list[float], dict, floa
 
     Planning = the plan's own ``hoodie.etc.planning.seconds``: load, readiness, listing, write-stat
     index, selection, up to the plan. The whole call adds publishing: the re-exposed logs copied
-    into slice C before the plan is visible (issue 13; their bytes are P5), the plan write and the
+    into slice C before the plan is visible (their bytes are P5), the plan write and the
     re-check."""
     from airflow_hudi_etc.compaction.lifecycle import unschedule
     from airflow_hudi_etc.compaction.plans import show_plan
@@ -291,7 +291,7 @@ def p2_planning(cfg, work: str) -> Figure:
                "per group",
                "timed: planning, as the plan records it (hoodie.etc.planning.seconds: load, readiness, listing, "
                "write-stat index, selection, up to the plan), for every figure and speed-up; the whole call also "
-               "copies the re-exposed logs into slice C before publishing the plan (issue 13: any executor, "
+               "copies the re-exposed logs into slice C before publishing the plan (any executor, "
                "Java's too, then leaves a correct slice; P5 counts their bytes) and is given beside it; each run "
                "is unscheduled before the next"],
     )
@@ -327,7 +327,7 @@ def _schedule_once(path: str, spark_master: str | None = None) -> tuple[float, f
 
 
 def p2_without_stats(cfg, work: str) -> Figure:
-    """Item 3 of issue 25: a table whose logs carry no event-time write stats and no ordering facts
+    """A table whose logs carry no event-time write stats and no ordering facts
     (as Java writes them): the first schedule scans every log and records it in the event-time
     index, the second reads none; the first again through the Spark engine (the scans spread
     over executors)."""
@@ -407,7 +407,7 @@ def _moto_server():
 
 
 def s3_copies(cfg, work: str) -> Figure:
-    """Item 4 of issue 25: the copy phase of ``schedule`` (the re-exposed logs copied into slice C)
+    """The copy phase of ``schedule`` (the re-exposed logs copied into slice C)
     on an S3-compatible server, by the link pool (32 threads on object stores) against one at a time."""
     import boto3
 
@@ -476,7 +476,7 @@ def _counting_storage(path: str):
 
 
 def p3_readiness(cfg, work: str) -> Figure:
-    from airflow_hudi_etc.compaction.trigger import check_readiness
+    from airflow_hudi_etc.compaction.readiness import check_readiness
 
     path = os.path.join(cfg.data_dir, f"timeline-{cfg.p3_instants}")
     if not os.path.exists(path + ".done"):
@@ -586,7 +586,7 @@ def p5_write_amplification(cfg, work: str) -> Figure:
         p = os.path.join(work, f"p5-{mode}")
         bd.fresh_copy(src, p)
         if mode == "symlink":  # symlinks only on a table that promises no Java cleaner runs
-            from airflow_hudi_etc.hudi.services.coexistence import K_EXCLUSIVE_CLEANER, update_table_properties
+            from airflow_hudi_etc.hudi.protocol.coexistence import K_EXCLUSIVE_CLEANER, update_table_properties
             from airflow_hudi_etc.hudi.storage import Storage
 
             update_table_properties(Storage(p), {K_EXCLUSIVE_CLEANER: "true"})

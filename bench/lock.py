@@ -1,4 +1,4 @@
-"""L1: our commands next to a Java writer that never stops, under the shared lock (issue 33).
+"""L1: our commands next to a Java writer that never stops, under the shared lock.
 
 A real Java writer (the test suite's JavaHudi process, tests/support/java_hudi.py) upserts in a
 loop, back to back (a pause of 0-1 s between writes), with optimistic concurrency control, the

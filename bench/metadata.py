@@ -1,5 +1,5 @@
 """M1: the added cost of keeping Hudi's metadata table per commit of ours, against Java's own
-commit on the same table (issue 34).
+commit on the same table.
 
 One long-lived driver of the Hudi line (the test suite's JavaHudi process) writes a new table with
 Java's defaults (the metadata table on) and, in turn, hosts our ``write`` Spark-hosted (Hudi's

@@ -1,5 +1,5 @@
 """Print the package-level import graph and the largest modules and functions of airflow_hudi_etc
-(`python scripts/code_shape.py [checkout]`; used for the layering notes of issue 15)."""
+(`python scripts/code_shape.py [checkout]`)."""
 import ast, collections, pathlib, sys
 
 root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".") / "airflow_hudi_etc"

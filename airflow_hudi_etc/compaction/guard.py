@@ -7,13 +7,13 @@ placeholder) before its plan is visible. Killed among them, it leaves files unde
 slice on no timeline. Java 0.14/0.15 then does two things to such a slice (java-coexistence-2 §1):
 
 * its archiver moves the timeline's start past C, after which every reader takes slice C as a
-  committed slice without a base file (finding 1). The archiver never archives an instant at or
+  committed slice without a base file (java-coexistence-2, finding 1). The archiver never archives an instant at or
   after the first *completed savepoint* (``HoodieTimelineArchiver.getCommitInstantsToArchive``,
   unless the writer sets ``hoodie.archive.beyond.savepoint=true``), and the file-system view's start
   is the first instant of the *write* timeline, which holds no savepoint action
   (``getWriteTimeline`` / ``isBeforeTimelineStarts``): a savepoint on S < C keeps C after the start;
 * a user's savepoint lists slice C instead of slice B (``getAllFileSlicesBeforeOn`` has no
-  committed filter), and the cleaner then deletes slice B (finding 6). The cleaner never deletes a
+  committed filter), and the cleaner then deletes slice B (java-coexistence-2, finding 6). The cleaner never deletes a
   slice one of whose files a savepoint lists (``CleanPlanner.isFileSliceExistInSavepointedFiles``).
 
 So before the first file of slice C is made, ``schedule`` completes a savepoint of its own on S,

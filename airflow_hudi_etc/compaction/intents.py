@@ -14,7 +14,7 @@ the files at once; what a killed process leaves is finished by the next command 
 next sensor poke (:func:`finish_stale_intents`, one listing of the intent folder), at any age, as
 soon as the owner's heartbeat has expired.
 
-Removal is careful (finding 4): a file is deleted only when it is the empty split placeholder, a
+Removal is careful (java-coexistence-2, finding 4): a file is deleted only when it is the empty split placeholder, a
 symlink of ours, or a byte-identical copy of its original; anything else (a Java writer wrote
 into or re-created it) is kept, and so is the intent, which ``validate`` reports.
 
@@ -30,10 +30,10 @@ import json
 import posixpath
 from dataclasses import dataclass
 
-from ..hudi.services import heartbeat
+from ..hudi.protocol import heartbeat
 from ..hudi import logformat as lf
 from ..hudi.errors import InstantExistsError, InvalidTimelineError
-from ..hudi.services.plan import LINK_TOKEN
+from ..hudi.protocol.plan import LINK_TOKEN
 from ..hudi.storage import Storage
 from ..hudi.timeline.active import AUX_DIR, Action, Instant, State, Timeline
 
@@ -110,7 +110,7 @@ def read_intents(storage: Storage) -> list[Intent]:
 def is_our_copy(storage: Storage, rel: str, original: str | None) -> bool | None:
     """Is ``rel`` still exactly what we made: the empty placeholder (``original`` None), a symlink,
     or a copy holding exactly the original's bytes — or a prefix of them: on storage Java appends on
-    (finding 2) a Java write that came after the copy grows the original, never the copy, as long
+    (java-coexistence-2, finding 2) a Java write that came after the copy grows the original, never the copy, as long
     as slice C is uncommitted. A copy Java wrote into holds bytes its original lacks. None: ``rel``
     is not there."""
     try:
@@ -210,7 +210,7 @@ def _remove_copies(storage: Storage, config, it: Intent) -> tuple[list[str], lis
 
     if not it.files or not jvm_metadata.present(storage):
         return remove_copies(storage, it.files)
-    from ..hudi.services.coexistence import timeline_zone
+    from ..hudi.protocol.coexistence import timeline_zone
 
     with commit_path.transaction(storage, what=f"orphan removal {it.instant}") as txn:
         return jvm_metadata.delete_files(storage, txn.config, [f for f, _ in it.files],

@@ -1,5 +1,6 @@
 """What the timeline's files say about the zone its instants were made in (``configure
---timeline-zone``'s check, issue 35 item 5).
+--timeline-zone``'s check: a zone other than the Java writers' own sorts our instants
+wrongly among theirs, and Java's next write fails while our plan is pending).
 
 A Java writer on a LOCAL timeline names its instants with its JVM's wall clock, and writes the
 instant's file at once: the file's modification time (local storage: mtime; object stores:

@@ -2,7 +2,7 @@
 
 First one task per base file of a latest slice in the batch's partitions: the footer's key
 range and bloom filter, then the file's own keys. Then, for the keys no base file holds, one task
-per latest slice with logs in their partitions: a key can live in logs only (issue 22 item 5),
+per latest slice with logs in their partitions: a key can live in logs only (below),
 and updating it anywhere else would start a second live copy of it."""
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def _log_tag_tasks(table: HudiTable, view: FileSystemView, unlocated: Mapping[st
     """Tag tasks over the logs of the latest slices of the partitions with keys no base file
     holds. A key lives in logs only when its slice's base lacks it: a compaction whose compacted
     logs deleted it while a later log (re-exposed in slice C, or written while the plan was
-    pending) re-inserted it (issue 22 item 5; Java's compactor leaves this too), or an exact
+    pending) re-inserted it (Java's compactor leaves this too), or an exact
     split's records after the threshold. Updating such a key anywhere else would start a second
     live copy of it. Logs whose write stats show they hold only keys of the slice's base file or
     its earlier logs (:func:`covered_logs`) are not read."""

@@ -8,7 +8,7 @@ Flow of :func:`write_batch` (the driver side):
 4. Tag: find the file group of each key through the base files' key range and bloom filter,
    then confirm against the file's keys (one task per candidate base file); keys no base file
    holds are then looked up in the logs of the latest slices of their partition (record keys
-   only), where a compaction can leave a live key (issue 22 item 5).
+   only), where a compaction can leave a live key (see :mod:`.tag`).
 5. ``<t>.deltacommit.inflight`` with the workload profile.
 6. One task per work unit: updates/deletes → a new log file of the key's file group (named with
    the slice's base instant, or the pending compaction instant); inserts → new file groups
@@ -16,7 +16,7 @@ Flow of :func:`write_batch` (the driver side):
 7. Partition metadata, then ``<t>.deltacommit`` (the commit point) with write stats that carry
    ``minEventTime``/``maxEventTime`` per file.
 
-The stages live in their own modules (issue 26): prepare (:mod:`.write_prepare`), tag
+The stages live in their own modules: prepare (:mod:`.write_prepare`), tag
 (:mod:`.write_tag`), route (:mod:`.write_route`), append (:mod:`.write_append`), insert
 (:mod:`.write_insert`), with the shared work unit in :mod:`.write_units` and the single-writer
 rule and undo in :mod:`.write_undo`; this module is the driver and the commit.
@@ -41,11 +41,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pyarrow as pa
 
-from ..services import heartbeat
+from ..protocol import heartbeat
 from .. import logformat as lf
 from ..timeline import layout
-from ..services import markers
-from ..services.crash import crashpoint
+from ..protocol import markers
+from ..crash import crashpoint
 from ..errors import InstantExistsError, InvalidInputError, InvalidTimelineError, TableExistsError
 from ..file_group.fsview import PARTITION_METAFILE
 from ..config.properties import (
@@ -68,7 +68,7 @@ from .route import plan_units
 from .tag import tag_keys
 from ..index import bucket as bucket_mod
 from ..concurrency.conflicts import find_conflict
-from ..services.rollback import pending_rollback_of
+from ..protocol.rollback import pending_rollback_of
 from ..concurrency.transaction import WriteConflictError, table_write_config, transaction
 from ..concurrency.write_config import WriteConfig
 from .undo import _abort, _single_writer_check, rollback_failed_writes, rollback_write
@@ -149,7 +149,7 @@ def init_table(
     if profile is None:
         raise InvalidInputError(f"table version {table_version!r}: use {supported_versions_text()}")
     if java_compaction is not None:
-        from ..services.etc_metadata import TABLE_SETTINGS
+        from ..protocol.etc_metadata import TABLE_SETTINGS
 
         java_compaction = TABLE_SETTINGS["java_compaction"].normalize(java_compaction)
     props = profile.new_table_properties(
@@ -163,7 +163,7 @@ def init_table(
         urlencode=bool(partition_urlencode),
     )
     if exclusive_cleaner:
-        from ..services.coexistence import K_EXCLUSIVE_CLEANER
+        from ..protocol.coexistence import K_EXCLUSIVE_CLEANER
 
         props[K_EXCLUSIVE_CLEANER] = "true"
     if storage.exists(PROPERTIES_FILE) or storage.exists(BACKUP_FILE):  # (the backup: a rewrite under way)
@@ -453,7 +453,7 @@ def _workload_profile(planned: list[WriteUnit], operation: str) -> CommitMetadat
 
 
 def _mark(storage: Storage, instant: str, planned: list[WriteUnit], logs_are_new_files: bool) -> None:
-    """Java's DIRECT markers (hudi/services/markers.py), each before its file."""
+    """Java's DIRECT markers (hudi/protocol/markers.py), each before its file."""
     for u in planned:
         if u.kind == "insert":
             markers.mark_create(storage, instant, u.path)
