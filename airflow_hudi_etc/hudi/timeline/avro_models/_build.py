@@ -121,30 +121,26 @@ def _string_map(name: str, m: Any) -> dict[str, str]:
     return out
 
 
-def _double_map(name: str, m: Any) -> dict[str, float]:
+def _number_map(name: str, m: Any, kinds: tuple[type, ...], what: str, cast) -> dict:
+    """A string-keyed map whose values are numbers of ``kinds`` (never bool), each ``cast``."""
     if m is None:
         return {}
     if not isinstance(m, Mapping):
         raise ValueError(f"{name} must be a mapping, got {type(m).__name__}")
     out = {}
     for k, v in m.items():
-        if not isinstance(k, str) or isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise ValueError(f"{name} must map strings to numbers, got {k!r}: {v!r}")
-        out[k] = float(v)
+        if not isinstance(k, str) or isinstance(v, bool) or not isinstance(v, kinds):
+            raise ValueError(f"{name} must map strings to {what}, got {k!r}: {v!r}")
+        out[k] = cast(v)
     return out
+
+
+def _double_map(name: str, m: Any) -> dict[str, float]:
+    return _number_map(name, m, (int, float), "numbers", float)
 
 
 def _long_map(name: str, m: Any) -> dict[str, int]:
-    if m is None:
-        return {}
-    if not isinstance(m, Mapping):
-        raise ValueError(f"{name} must be a mapping, got {type(m).__name__}")
-    out = {}
-    for k, v in m.items():
-        if not isinstance(k, str) or isinstance(v, bool) or not isinstance(v, int):
-            raise ValueError(f"{name} must map strings to integers, got {k!r}: {v!r}")
-        out[k] = v
-    return out
+    return _number_map(name, m, (int,), "integers", int)
 
 
 def _instant_info_rec(name: str, v: Any) -> dict:
