@@ -213,3 +213,70 @@ def test_a_crash_between_the_metadata_table_and_the_commit(java_hudi, tmp_path, 
     java.upsert(path, [row("k3", 2, 6, 31, "la")], options=MDT_ON)
     model["k3"] = 31.0
     _check_mdt(java, path, model)
+
+
+#: a bucket-index table's writers under optimistic concurrency with Hudi's file-system lock
+BUCKET_OCC = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "4",
+              "hoodie.write.concurrency.mode": "optimistic_concurrency_control",
+              "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider",
+              "hoodie.cleaner.policy.failed.writes": "LAZY"}
+
+
+@pytest.mark.parametrize("line,version", [pytest.param("0.14", 6, id="0.14-v6"),
+                                          pytest.param("1.1", 9, marks=pytest.mark.slow, id="1.1-v9")])
+def test_a_bucket_index_table_under_hudis_lock(java_hudi, tmp_path, line, version):
+    """A bucket-index table whose Java writers take Hudi's file-system lock, with the same
+    settings recorded for ours: our Spark-hosted write builds Hudi's write config for the lock
+    from them and from the table's own fields (Hudi derives the bucket hash field from the
+    record key field; without it Hudi 0.14's builder threw a NullPointerException and every
+    write of ours was refused), routes its keys to Hudi's buckets, and keeps the metadata table
+    exact; Java writes after it."""
+    java = java_hudi(line)
+    path = str(tmp_path / "t")
+    java.upsert(path, [row("k1", 1, 1, 10), row("k2", 1, 1, 20), row("k3", 1, 2, 30, "la")],
+                options={**JAVA_NEW, **MDT_ON, **BUCKET_OCC})
+    pairs = [a for k, v in BUCKET_OCC.items() for a in ("--hoodie", f"{k}={v}")]
+    _ok(java.etc("configure", "--path", path, "--timeline-zone", "UTC", "--java-compaction", "off", *pairs),
+        "configure")
+    _ok(java.etc("write", "--path", path, "--input",
+                 _batch(tmp_path, [row("k1", 2, 3, 11), row("k4", 1, 3, 40, "ny")], "w1")), "write")
+    assert not os.path.exists(f"{path}/.hoodie/lock"), "the lock was not released"
+    java.upsert(path, [row("k2", 2, 4, 21), row("k4", 2, 4, 41, "ny")], options={**MDT_ON, **BUCKET_OCC})
+    model = {"k1": 11.0, "k2": 21.0, "k3": 30.0, "k4": 41.0}
+    _check_mdt(java, path, model)
+    # every file group is one of Hudi's buckets: its id starts with the bucket number
+    names = [n for ns in _storage_files(path).values() for n in ns]
+    assert names and all(n.lstrip(".")[:8].isdigit() and int(n.lstrip(".")[:8]) < 4 for n in names), names
+
+
+@pytest.mark.parametrize("line,version", [pytest.param("0.14", 6, id="0.14-v6"),
+                                          pytest.param("1.1", 9, marks=pytest.mark.slow, id="1.1-v9")])
+def test_java_executes_our_plan_while_the_metadata_table_compacts_itself(java_hudi, tmp_path, line, version):
+    """The metadata table compacts itself every few deltacommits
+    (``hoodie.metadata.compact.max.delta.commits``: 10 by default, 2 here so that it falls among
+    our instants). A schedule of ours registers its copies through an instant D that completes
+    before its plan C (< D) is visible, so the metadata table's compaction can be named after D
+    while C's base files reach it only when Java's compactor executes C, later: the metadata table
+    must still list them (Hudi's checks, and Java's reads through it)."""
+    java = java_hudi(line)
+    path = str(tmp_path / "t")
+    mdt = {**MDT_ON, "hoodie.metadata.compact.max.delta.commits": "2"}
+    java.upsert(path, [row("k1", 1, 1, 10), row("k2", 1, 1, 20), row("k3", 1, 2, 30, "la")],
+                options={**JAVA_NEW, **mdt})
+    _ok(java.etc("configure", "--path", path, "--timeline-zone", "UTC", "--java-compaction", "on",
+                 "--hoodie", "hoodie.metadata.compact.max.delta.commits=2"), "configure")
+    model = {"k1": 10.0, "k2": 20.0, "k3": 30.0}
+    for i, (k, v) in enumerate([("k1", 11.0), ("k2", 21.0), ("k3", 31.0)]):
+        java.upsert(path, [row(k, 2 + i, 2 + i, v, "la" if k == "k3" else "sf")], options=mdt)
+        model[k] = v
+    for n in range(3):  # each schedule's copies are registered through an instant of their own
+        sched = _ok(java.etc("schedule", "--path", path, "--data-latency", "0s", "--compaction-time",
+                             f"2026-01-0{2 + n}T00:00:00Z", "--event-time-field", "event_time"), "schedule")
+        assert sched["reason"] == "scheduled", sched
+        java.upsert(path, [row("k1", 6 + n, 6 + 2 * n, 12.0 + n)], options=mdt)  # into slice C
+        model["k1"] = 12.0 + n
+        java.run_compaction(path, sched["instant"], options=mdt)
+        _check_mdt(java, path, model)
+        java.upsert(path, [row("k2", 6 + n, 7 + 2 * n, 22.0 + n)], options=mdt)
+        model["k2"] = 22.0 + n
+        _check_mdt(java, path, model)

@@ -54,11 +54,13 @@ class JvmLock(LockProvider):
         for k, v in config.conf.items():
             props.setProperty(k, str(v))
         props.setProperty("hoodie.base.path", storage.uri(""))
-        if not config.get("hoodie.table.name"):
-            from ..config.properties import load_table_config
+        from ..config.properties import load_table_config
 
-            props.setProperty("hoodie.table.name", load_table_config(storage, require_mor=False).raw.get(
-                "hoodie.table.name", ""))
+        # the table's name and fields, as a Java writer of the table has them (Hudi derives settings
+        # from them: the bucket index its hash field), unless the recorded settings name them
+        for k, v in wc.table_settings(load_table_config(storage, require_mor=False).raw).items():
+            if not config.get(k):
+                props.setProperty(k, v)
         try:  # as Hudi's lock manager: the write config's properties, Hudi's defaults applied
             wcfg = (jvm.org.apache.hudi.config.HoodieWriteConfig.newBuilder().withPath(storage.uri(""))
                     .withProperties(props).forTable(props.getProperty("hoodie.table.name")).build())

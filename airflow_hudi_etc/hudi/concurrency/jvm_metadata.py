@@ -249,12 +249,8 @@ class MetadataWriter:
                     **{flag: "true" if p in parts else "false" for p, flag in _INDEX_FLAGS.items()}}
         if profile.java_1x or _load_class(jvm, _FACTORY_1X) is not None:
             settings.update({"hoodie.write.table.version": str(self.version), "hoodie.write.auto.upgrade": "false"})
-        for k in ("hoodie.table.recordkey.fields", "hoodie.table.partition.fields", "hoodie.table.precombine.field"):
-            if props.get(k):  # the key and fields, as the Java writers name them
-                settings.setdefault({"hoodie.table.recordkey.fields": "hoodie.datasource.write.recordkey.field",
-                                     "hoodie.table.partition.fields": "hoodie.datasource.write.partitionpath.field",
-                                     "hoodie.table.precombine.field": "hoodie.datasource.write.precombine.field"}[k],
-                                    ",".join(f.split(":", 1)[0] for f in props[k].split(",")))
+        for k, v in wc.table_settings(props).items():  # the key and fields, as the Java writers name them
+            settings.setdefault(k, v)
         for k, v in settings.items():
             tp.setProperty(k, v)
         hadoop_conf = _JVM["hadoop_conf"]

@@ -139,6 +139,26 @@ class WriteConfig:
         return self.multi_writer or (self.get(K_FAILED_WRITES) or "EAGER").upper() == "LAZY"
 
 
+#: a table property → the write setting Java writers name it by
+_TABLE_FIELDS = {"hoodie.table.recordkey.fields": "hoodie.datasource.write.recordkey.field",
+                 "hoodie.table.partition.fields": "hoodie.datasource.write.partitionpath.field",
+                 "hoodie.table.precombine.field": "hoodie.datasource.write.precombine.field"}
+
+
+def table_settings(props: Mapping[str, str]) -> dict[str, str]:
+    """The settings of a Hudi write config that come from the table itself (``hoodie.properties``):
+    its name, record key, partition and ordering fields, as a Java writer of the table sets them.
+
+    Hudi's write config needs them wherever the recorded settings ask for something built from the
+    table's fields: the bucket index derives its hash field from the record key field, and building
+    it without one fails inside Hudi (``NullPointerException`` on Hudi 0.14)."""
+    out = {"hoodie.table.name": props.get("hoodie.table.name", "")}
+    for k, setting in _TABLE_FIELDS.items():
+        if props.get(k):  # "field" or, for the partition fields of a custom key generator, "field:type"
+            out[setting] = ",".join(f.split(":", 1)[0] for f in props[k].split(","))
+    return out
+
+
 def write_config(recorded: Mapping[str, str] | None = None, run: Mapping[str, str] | None = None) -> WriteConfig:
     """The recorded settings with the run's (``run``, else ``$HUDI_ETC_HOODIE_CONF``) over them."""
     return WriteConfig({**dict(recorded or {}), **(from_env() if run is None else check_keys(run, "hoodie_conf"))})
