@@ -7,52 +7,17 @@ rule (shared/hudi-format.md §6.4) is pinned by fixed expectations.
 
 from __future__ import annotations
 
-import json
 
 import pyarrow as pa
-import pytest
 
 from airflow_hudi_etc.hudi import logformat as lf
 from airflow_hudi_etc.hudi.file_group.fsview import FileSystemView
-from airflow_hudi_etc.hudi.config.schema import with_meta_fields
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
 from airflow_hudi_etc.hudi.timeline.active import Timeline
 from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
+from hand_logs import add_log, data_block, make_table, values
 from oracle import hudi_rs_read
-
-
-def make_table(tmp_path, payload="overwrite-latest"):
-    path = tmp_path / "t"
-    init_table(str(path), table_name="t", record_key="id", precombine_field="ts", event_time_field="et", payload=payload)
-    write_batch(str(path), pa.table({"id": ["a", "b"], "ts": [10, 10], "et": [1, 1], "v": ["base-a", "base-b"]}))
-    return path
-
-
-def add_log(path, instant, blocks: list[bytes], *, committed=True, version=None):
-    """Append a hand-made log file to the only file group and (optionally) commit its instant."""
-    t = HudiTable.load(str(path))
-    s = t.file_system_view().latest_slices()[0]
-    v = version or (max([lg.version for lg in s.log_files], default=0) + 1)
-    name = lf.format_log_file_name(s.file_id, s.base_instant, v, "0-9-0")
-    (path / name).write_bytes(b"".join(blocks))
-    hoodie = path / ".hoodie"
-    (hoodie / f"{instant}.deltacommit.requested").write_bytes(b"")
-    if committed:
-        meta = {"partitionToWriteStats": {"": [{"fileId": s.file_id, "path": name, "prevCommit": s.base_instant}]},
-                "compacted": False, "extraMetadata": {"schema": json.dumps(t.avro_schema)}, "operationType": "UPSERT"}
-        (hoodie / f"{instant}.deltacommit").write_text(json.dumps(meta))
-
-
-def data_block(path, instant, rows):
-    schema = json.dumps(with_meta_fields(HudiTable.load(str(path)).avro_schema))
-    recs = [{"_hoodie_commit_time": instant, "_hoodie_commit_seqno": f"{instant}_0_{i}", "_hoodie_record_key": r["id"],
-             "_hoodie_partition_path": "", "_hoodie_file_name": "x", "et": 1, **r} for i, r in enumerate(rows)]
-    return lf.encode_data_block(instant, schema, recs)
-
-
-def values(table):
-    return {r["id"]: r["v"] for r in table.to_pylist()}
 
 
 def test_log_vs_log_larger_ordering_wins_java_rule(tmp_path):
@@ -111,6 +76,26 @@ def test_uncommitted_and_rolled_back_blocks_are_skipped(tmp_path):
     got = values(HudiTable.load(str(path)).read())
     assert got == {"a": "base-a", "b": "new-b"}
     assert values(hudi_rs_read(path)) == got
+
+
+def test_a_rollback_block_removes_its_target_behind_another_writers_block(tmp_path):
+    """A failed write's block, then another writer's committed block in a later log file of the
+    slice, then the rollback block of the failed write: the rollback removes the failed block
+    although it is not the last one queued (Java 0.14+ and 1.x remove every queued block of the
+    target instant). The failed instant is older than the timeline's first commit, so the reader
+    takes it as archived, hence committed: only the rollback block hides it. (Seen next to a Java
+    0.14 writer: its LAZY cleaner rolled back a failed write after a write of ours had appended a
+    log to the slice, and the active timeline had been archived past the failed instant.)"""
+    path = make_table(tmp_path)
+    failed = "20000101000000001"  # before the timeline starts (the base write is of today)
+    add_log(path, failed, [data_block(path, failed, [{"id": "a", "ts": 99, "v": "failed"}])], committed=False)
+    (path / ".hoodie" / f"{failed}.deltacommit.requested").unlink()  # rolled back: gone from the timeline
+    ok = "30000101000000001"
+    add_log(path, ok, [data_block(path, ok, [{"id": "b", "ts": 99, "v": "new-b"}])])
+    rb = "30000101000000002"
+    add_log(path, rb, [lf.encode_rollback_block(rb, failed)])
+    assert values(HudiTable.load(str(path)).read()) == {"a": "base-a", "b": "new-b"}
+    assert values(hudi_rs_read(path)) == {"a": "base-a", "b": "new-b"}  # (real Java: tests/java/test_java_rollback_blocks.py)
 
 
 def test_is_deleted_field_deletes(tmp_path):

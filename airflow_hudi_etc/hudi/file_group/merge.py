@@ -145,14 +145,13 @@ def queue_blocks(
                     continue
                 queue.append(b)
             elif t == lf.BlockType.COMMAND:
+                # a rollback block removes every queued block of its target instant, wherever it is
+                # in the queue, and every corrupt block (Java 0.14+ and 1.x: ``removeIf`` over the
+                # queued blocks): another writer's block can sit between a failed write's block and
+                # the rollback block that undoes it, in another log file of the slice
                 stats.rollback_blocks += 1
                 target = b.target_instant_time
-                while queue:
-                    last = queue[-1]
-                    if isinstance(last, lf.CorruptBlock) or last.instant_time == target:
-                        queue.pop()
-                    else:
-                        break
+                queue = [q for q in queue if not isinstance(q, lf.CorruptBlock) and q.instant_time != target]
             elif t == lf.BlockType.HFILE_DATA:
                 raise UnsupportedFeatureError("HFile data blocks (metadata table) are not supported")
             else:  # CDC blocks carry change data, not table records
