@@ -211,6 +211,17 @@ def _request(path: str | Storage, *, data_latency: str, compaction_time: str | N
         raise InvalidInputError(f"event-time field {event_time_field!r} is not a column of the table")
     if exact_split and not et_field:
         raise InvalidInputError("exact split needs an event-time field (table property or --event-time-field)")
+    if exact_split and not table.profile.logs_named_by_writing_instant and jvm_metadata.present(storage):
+        # the placeholder holds log version 1 of slice C so that a Java writer's log of slice C sorts
+        # after the split log; Hudi's metadata table takes no empty file, and a Java writer listing
+        # slice C through it names its own log version 1, which sorts first (its Spark write token
+        # before ours): an older record of the split would then overwrite, or bring back, its own
+        raise UnsupportedFeatureError(
+            f"--exact-split on table version {table.config.version} with a metadata table: the split placeholder "
+            f"(an empty file) cannot enter the metadata table, so a Java writer would name its log of slice C before "
+            f"the split log and older records would overwrite or bring back its own. Schedule without --exact-split "
+            f"(the remaining logs are then copied into slice C and registered before the plan is visible); "
+            f"nothing was written")
     return _Request(storage, table, ct, latency, threshold_ms, strategy, exact_split, mode, et_field)
 
 

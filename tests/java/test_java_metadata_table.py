@@ -280,3 +280,31 @@ def test_java_executes_our_plan_while_the_metadata_table_compacts_itself(java_hu
         java.upsert(path, [row("k2", 6 + n, 7 + 2 * n, 22.0 + n)], options=mdt)
         model["k2"] = 22.0 + n
         _check_mdt(java, path, model)
+
+
+def test_an_exact_split_is_refused_on_version_6_with_a_metadata_table(java_hudi, tmp_path):
+    """On version 6 the exact split's empty placeholder holds log version 1 of slice C, so that a
+    Java writer's log of slice C sorts after the split log. Hudi's metadata table takes no empty
+    file, and a Java writer listing through it names its own log version 1 (seen in the 0.14 loop:
+    ``.log.1_0-269-389`` next to our ``.log.1_999999999-0-0``): the split is refused, typed, with
+    nothing written; the same plan without it is made."""
+    java = java_hudi("0.14")
+    path = str(tmp_path / "t")
+    java.upsert(path, [row("k1", 1, 1, 10), row("k2", 1, 5, 20)], options={**JAVA_NEW, **MDT_ON})
+    _ok(java.etc("configure", "--path", path, "--timeline-zone", "UTC", "--java-compaction", "off"), "configure")
+    java.upsert(path, [row("k1", 2, 2, 11), row("k2", 2, 6, 21)], options=MDT_ON)
+    java.upsert(path, [row("k1", 3, 7, 12)], options=MDT_ON)
+
+    def state():
+        return sorted((os.path.relpath(os.path.join(d, n), path), os.path.getsize(os.path.join(d, n)))
+                      for d, _, ns in os.walk(path) for n in ns)
+
+    before = state()
+    args = ["schedule", "--path", path, "--data-latency", "0s", "--compaction-time", "2026-01-01T03:00:00Z",
+            "--event-time-field", "event_time"]
+    res = java.etc(*args, "--exact-split")
+    assert res["rc"] != 0 and res["answer"]["error"]["code"] == "unsupported_feature", res
+    assert "metadata table" in res["answer"]["error"]["message"]
+    assert state() == before, "the refused schedule changed the table"
+    assert _ok(java.etc(*args), "schedule")["reason"] == "scheduled"
+    _check_mdt(java, path, {"k1": 12.0, "k2": 21.0}, hudi_rs=False)
