@@ -217,6 +217,13 @@ class Server:
     def call(self, path: str, sql: str, options: dict | None):
         confs = {"hoodie.metadata.enable": "false", "hoodie.embed.timeline.server": "false", **self.version_options(path)}
         confs.update(options or {})
+        if str(confs.get("hoodie.index.type", "")).upper() == "BUCKET" and "hoodie.datasource.write.recordkey.field" not in confs:
+            # a bucket-index write config derives its hash field from the record key field: a
+            # procedure's config has it only from the session (without it Hudi's builder throws a
+            # NullPointerException in run_compaction, schedule and execute alike, 0.14 to 1.1)
+            key = props_of(path).get("hoodie.table.recordkey.fields")
+            if key:
+                confs["hoodie.datasource.write.recordkey.field"] = key
         before = completed_instants(path)
         rows = self.with_confs(confs, lambda: [r.asDict() for r in self.spark.sql(sql).collect()])
         return {"rows": [{k: plain(v) for k, v in r.items()} for r in rows], "instants": new_instants(path, before)}

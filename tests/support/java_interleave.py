@@ -408,11 +408,7 @@ class JavaWorld:
         pend = self.pending_compactions()
         ours_pending = [i for i in pend if i.timestamp in self.plan_at]
         weights = {
-            # Java's run_compaction procedure cannot schedule on a bucket-index table (0.14 and 1.0:
-            # NullPointerException in RunCompactionProcedure, a table Java alone wrote too): there
-            # Java compacts inline, or executes a pending plan
-            "java_upsert": 6, "java_upsert_inline": 3, "java_delete": 2,
-            "java_compact": 2 if pend or self.index != "bucket" else 0, "java_clean": 1,
+            "java_upsert": 6, "java_upsert_inline": 3, "java_delete": 2, "java_compact": 2, "java_clean": 1,
             "java_killed_write": 1 if self.killed_left else 0,
             "our_write": 5, "our_delete": 2, "schedule": 0 if pend else 8, "execute": 5 if ours_pending else 0,
             "rollback": 1 if any(i.state is State.INFLIGHT for i in pend) else 0,
