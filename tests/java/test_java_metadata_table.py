@@ -308,3 +308,62 @@ def test_an_exact_split_is_refused_on_version_6_with_a_metadata_table(java_hudi,
     assert state() == before, "the refused schedule changed the table"
     assert _ok(java.etc(*args), "schedule")["reason"] == "scheduled"
     _check_mdt(java, path, {"k1": 12.0, "k2": 21.0}, hudi_rs=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("line,version", [pytest.param(line, v, id=f"{line}-v{v}") for line, v in LINES])
+def test_a_table_only_we_write_keeps_its_metadata_table_exact(java_hudi, tmp_path, line, version):
+    """Java creates the table (its first write builds the metadata table at its defaults); from
+    then on only our commands write: writes, schedules, executions, a rollback of a crashed write,
+    unschedule, clean. After each, Hudi's own checks find the metadata table equal to storage and
+    Java's reads through it equal the model."""
+    from airflow_hudi_etc.hudi import crash
+    from ours import Hosted
+
+    java = java_hudi(line)
+    ours = Hosted(java_hudi.host(line))
+    path = str(tmp_path / "t")
+    java.upsert(path, [row("k1", 1, 1, 10), row("k2", 1, 1, 20), row("k3", 1, 2, 30, "la")],
+                options={**JAVA_NEW, **MDT_ON})
+    _ok(java.etc("configure", "--path", path, "--timeline-zone", "UTC", "--java-compaction", "off"), "configure")
+    model = {"k1": 10.0, "k2": 20.0, "k3": 30.0}
+
+    def write(rows, name, pending=False):
+        _ok(java.etc("write", "--path", path, "--input", _batch(tmp_path, rows, name)), "write")
+        model.update({r["k"]: r["v"] for r in rows})
+        # (hudi-rs drops a version-6 log named with a pending compaction: ../shared/hudi-rs-oracle.md §3.2)
+        _check_mdt(java, path, model, hudi_rs=not (pending and version == 6))
+
+    def schedule(at):
+        sched = _ok(java.etc("schedule", "--path", path, "--data-latency", "0s", "--compaction-time", at,
+                             "--event-time-field", "event_time"), "schedule")
+        assert sched["reason"] == "scheduled", sched
+        _check_mdt(java, path, model, hudi_rs=version != 6)
+        return sched["instant"]
+
+    write([row("k1", 2, 3, 11), row("k4", 1, 3, 40, "ny")], "w1")
+    write([row("k2", 2, 4, 21), row("k3", 2, 6, 31, "la")], "w2")
+    c1 = schedule("2026-01-01T05:00:00Z")  # k3's log (hour 6) stays: copied into slice C
+    write([row("k1", 3, 7, 12)], "w3", pending=True)  # into slice C while the plan is pending
+    _ok(java.etc("execute", "--path", path, "--instant", c1), "execute")
+    _check_mdt(java, path, model)
+    # a write of ours killed before its commit, rolled back by our command
+    before = _data_instants(path, ".deltacommit")
+    r = ours.cli("write", "--path", path, "--input", _batch(tmp_path, [row("k2", 3, 8, 99)], "w4"),
+                 crash="write.before-commit@1")
+    assert r.returncode == crash.EXIT_CODE, (r.stdout, r.stderr)
+    (crashed,) = _data_instants(path, ".deltacommit.inflight") - before
+    _ok(java.etc("rollback", "--path", path, "--instant", crashed), "rollback")
+    _check_mdt(java, path, model)
+    write([row("k4", 2, 9, 41, "ny")], "w5")
+    c2 = schedule("2026-01-01T10:00:00Z")
+    assert _ok(java.etc("unschedule", "--path", path, "--instant", c2), "unschedule")
+    _check_mdt(java, path, model)
+    c3 = schedule("2026-01-01T10:00:00Z")
+    _ok(java.etc("execute", "--path", path, "--instant", c3), "execute")
+    _check_mdt(java, path, model)
+    cleaned = _ok(java.etc("clean", "--path", path, "--retain-commits", "1"), "clean")
+    assert cleaned["files_deleted"] > 0, cleaned
+    _check_mdt(java, path, model)
+    v = _ok(java.etc("validate", "--path", path), "validate")
+    assert v["ok"] and v["metadata_table"]["checked"], (v["problems"], v["metadata_table"])
