@@ -115,10 +115,21 @@ def _single_writer_check(storage: Storage, instant: str) -> None:
             _refuse_live_write(storage, other.timestamp)
 
 
-def _abort(storage: Storage, instant: str, planned: Iterable[WriteUnit], tl: Timeline) -> None:
+def _abort(storage: Storage, instant: str, planned: Iterable[WriteUnit], tl: Timeline, *,
+           metadata_table_before: bool = False) -> None:
     """Undo a failed batch: the files it wrote itself (another writer may have made a file of
-    the same name), markers, then the instant's timeline files."""
+    the same name), markers, then the instant's timeline files.
+
+    A metadata table that appeared while the batch ran (a Java writer built it from a listing of
+    storage, which Hudi 0.14 takes with the files of a write in flight: a log is named by its
+    slice's completed base instant) may list the batch's files: they are then removed under a
+    rollback instant, which reaches the metadata table as Hudi's own rollback of a failed write
+    does. Deleted silently, they would stay listed there, and every reader listing through it
+    would look for them."""
     if layout.completed_path(storage, tl, instant, Action.DELTA_COMMIT) is not None:
         return  # committed after all: nothing to undo
-    _remove_instant_files(storage, instant, also=[u.path for u in planned], tl=tl)
+    from ..concurrency import jvm_metadata
+
+    record = not metadata_table_before and jvm_metadata.present(storage)
+    _remove_instant_files(storage, instant, record=record, also=[u.path for u in planned], tl=tl)
 

@@ -69,6 +69,7 @@ from .tag import tag_keys
 from ..index import bucket as bucket_mod
 from ..concurrency.conflicts import find_conflict
 from ..protocol.rollback import pending_rollback_of
+from ..concurrency import jvm_metadata
 from ..concurrency.transaction import WriteConflictError, table_write_config, transaction
 from ..concurrency.write_config import WriteConfig
 from .undo import _abort, _single_writer_check, rollback_failed_writes, rollback_write
@@ -339,6 +340,7 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
     _, schema_json, data_schema_json = batch_schemas(table, prepared, operation)
 
     tl0 = table.timeline
+    metadata_table_before = jvm_metadata.present(storage)
     instant = layout.new_time(tl0, zone=table.timeline_zone, now=now)
     requested = layout.instant(tl0, instant, Action.DELTA_COMMIT, State.REQUESTED)
     hb = held.enter_context(heartbeat.hold(storage, instant, what="write"))  # before the instant is visible
@@ -394,7 +396,7 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
                          conflict=lambda: find_conflict(HudiTable(storage, table.config, fresh), tl0, instant,
                                                         touched, by_bucket=buckets is not None))
     except BaseException:
-        _abort(storage, instant, planned, tl0)
+        _abort(storage, instant, planned, tl0, metadata_table_before=metadata_table_before)
         raise
     markers.remove_markers(storage, instant)
     return WriteResult(
