@@ -70,7 +70,7 @@ def check_request(path: str | Storage, *, data_latency: str, compaction_time: st
         raise InvalidInputError(f"event-time field {event_time_field!r} is not a column of the table")
     if exact_split and not et_field:
         raise InvalidInputError("exact split needs an event-time field (table property or --event-time-field)")
-    if exact_split and not table.profile.logs_named_by_writing_instant and jvm_metadata.present(storage):
+    if exact_split and not table.profile.logs_named_by_writing_instant and jvm_metadata.present(storage, table.config.raw):
         # the placeholder holds log version 1 of slice C so that a Java writer's log of slice C sorts
         # after the split log; Hudi's metadata table takes no empty file, and a Java writer listing
         # slice C through it names its own log version 1, which sorts first (its Spark write token

@@ -340,7 +340,7 @@ def _write_batch_once(storage: Storage, batch: pa.Table, *, operation: str, engi
     _, schema_json, data_schema_json = batch_schemas(table, prepared, operation)
 
     tl0 = table.timeline
-    metadata_table_before = jvm_metadata.present(storage)
+    metadata_table_before = jvm_metadata.present(storage, table.config.raw)
     instant = layout.new_time(tl0, zone=table.timeline_zone, now=now)
     requested = layout.instant(tl0, instant, Action.DELTA_COMMIT, State.REQUESTED)
     hb = held.enter_context(heartbeat.hold(storage, instant, what="write"))  # before the instant is visible
