@@ -16,7 +16,7 @@ from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
 from airflow_hudi_etc.hudi.timeline.active import Timeline
 from airflow_hudi_etc.hudi.write.writer import init_table, write_batch
-from hand_logs import add_log, data_block, make_table, values
+from hand_logs import add_log, data_block, make_table, rollback_behind_another_write, values
 from oracle import hudi_rs_read
 
 
@@ -86,16 +86,9 @@ def test_a_rollback_block_removes_its_target_behind_another_writers_block(tmp_pa
     takes it as archived, hence committed: only the rollback block hides it. (Seen next to a Java
     0.14 writer: its LAZY cleaner rolled back a failed write after a write of ours had appended a
     log to the slice, and the active timeline had been archived past the failed instant.)"""
-    path = make_table(tmp_path)
-    failed = "20000101000000001"  # before the timeline starts (the base write is of today)
-    add_log(path, failed, [data_block(path, failed, [{"id": "a", "ts": 99, "v": "failed"}])], committed=False)
-    (path / ".hoodie" / f"{failed}.deltacommit.requested").unlink()  # rolled back: gone from the timeline
-    ok = "30000101000000001"
-    add_log(path, ok, [data_block(path, ok, [{"id": "b", "ts": 99, "v": "new-b"}])])
-    rb = "30000101000000002"
-    add_log(path, rb, [lf.encode_rollback_block(rb, failed)])
-    assert values(HudiTable.load(str(path)).read()) == {"a": "base-a", "b": "new-b"}
-    assert values(hudi_rs_read(path)) == {"a": "base-a", "b": "new-b"}  # (real Java: tests/java/test_java_rollback_blocks.py)
+    path, want = rollback_behind_another_write(tmp_path)
+    assert values(HudiTable.load(str(path)).read()) == want
+    assert values(hudi_rs_read(path)) == want  # (real Java: tests/java/test_java_rollback_blocks.py)
 
 
 def test_is_deleted_field_deletes(tmp_path):

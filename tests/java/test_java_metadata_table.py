@@ -47,6 +47,18 @@ def _ok(res, what):
     return res["answer"]
 
 
+def _java_table(java, tmp_path, *, options=MDT_ON, java_compaction="off", hoodie=None) -> tuple[str, dict]:
+    """A table Java creates with its first write (three keys, two partitions; Java's ``options``
+    on top of a new table's), configured for ours; its path and the model of its values."""
+    path = str(tmp_path / "t")
+    java.upsert(path, [row("k1", 1, 1, 10), row("k2", 1, 1, 20), row("k3", 1, 2, 30, "la")],
+                options={**JAVA_NEW, **options})
+    pairs = [a for k, v in (hoodie or {}).items() for a in ("--hoodie", f"{k}={v}")]
+    _ok(java.etc("configure", "--path", path, "--timeline-zone", "UTC", "--java-compaction", java_compaction,
+                 *pairs), "configure")
+    return path, {"k1": 10.0, "k2": 20.0, "k3": 30.0}
+
+
 def _storage_files(path) -> dict:
     """Committed data files by partition, from a storage listing (zero-byte files left out: the
     exact-split placeholder is never registered)."""
@@ -82,14 +94,10 @@ def _check_mdt(java, path, expected: dict, *, hudi_rs=True):
                                                        id=f"{line}-v{v}") for line, v in LINES])
 def test_our_commands_keep_javas_metadata_table_exact(java_hudi, tmp_path, line, version):
     java = java_hudi(line)
-    path = str(tmp_path / "t")
-    java.upsert(path, [row("k1", 1, 1, 10), row("k2", 1, 1, 20), row("k3", 1, 2, 30, "la")],
-                options={**JAVA_NEW, **MDT_ON})
+    path, _ = _java_table(java, tmp_path)
     props = open(f"{path}/.hoodie/hoodie.properties").read()
     assert "hoodie.table.metadata.partitions=" in props and "files" in props
     assert f"hoodie.table.version={version}" in props
-    _ok(java.etc("configure", "--path", path, "--timeline-zone", "UTC", "--java-compaction", "off"),
-        "configure")
     # without the JVM: refused, typed, nothing written
     with pytest.raises(HudiEtcError) as e:
         Table(path).write(pa.Table.from_pylist([row("k9", 1, 1, 90)]))
@@ -180,11 +188,7 @@ def test_a_crash_between_the_metadata_table_and_the_commit(java_hudi, tmp_path, 
 
     java = java_hudi(line)
     ours = Hosted(java_hudi.host(line))
-    path = str(tmp_path / "t")
-    java.upsert(path, [row("k1", 1, 1, 10), row("k2", 1, 1, 20), row("k3", 1, 2, 30, "la")],
-                options={**JAVA_NEW, **MDT_ON})
-    _ok(java.etc("configure", "--path", path, "--timeline-zone", "UTC", "--java-compaction", "off"), "configure")
-    model = {"k1": 10.0, "k2": 20.0, "k3": 30.0}
+    path, model = _java_table(java, tmp_path)
     before = _data_instants(path, ".deltacommit")
     r = ours.cli("write", "--path", path, "--input", _batch(tmp_path, [row("k1", 2, 3, 11), row("k4", 1, 3, 40, "ny")], "w1"),
                  crash="commit.after-metadata@1")
@@ -232,12 +236,7 @@ def test_a_bucket_index_table_under_hudis_lock(java_hudi, tmp_path, line, versio
     write of ours was refused), routes its keys to Hudi's buckets, and keeps the metadata table
     exact; Java writes after it."""
     java = java_hudi(line)
-    path = str(tmp_path / "t")
-    java.upsert(path, [row("k1", 1, 1, 10), row("k2", 1, 1, 20), row("k3", 1, 2, 30, "la")],
-                options={**JAVA_NEW, **MDT_ON, **BUCKET_OCC})
-    pairs = [a for k, v in BUCKET_OCC.items() for a in ("--hoodie", f"{k}={v}")]
-    _ok(java.etc("configure", "--path", path, "--timeline-zone", "UTC", "--java-compaction", "off", *pairs),
-        "configure")
+    path, _ = _java_table(java, tmp_path, options={**MDT_ON, **BUCKET_OCC}, hoodie=BUCKET_OCC)
     _ok(java.etc("write", "--path", path, "--input",
                  _batch(tmp_path, [row("k1", 2, 3, 11), row("k4", 1, 3, 40, "ny")], "w1")), "write")
     assert not os.path.exists(f"{path}/.hoodie/lock"), "the lock was not released"
@@ -259,13 +258,9 @@ def test_java_executes_our_plan_while_the_metadata_table_compacts_itself(java_hu
     while C's base files reach it only when Java's compactor executes C, later: the metadata table
     must still list them (Hudi's checks, and Java's reads through it)."""
     java = java_hudi(line)
-    path = str(tmp_path / "t")
     mdt = {**MDT_ON, "hoodie.metadata.compact.max.delta.commits": "2"}
-    java.upsert(path, [row("k1", 1, 1, 10), row("k2", 1, 1, 20), row("k3", 1, 2, 30, "la")],
-                options={**JAVA_NEW, **mdt})
-    _ok(java.etc("configure", "--path", path, "--timeline-zone", "UTC", "--java-compaction", "on",
-                 "--hoodie", "hoodie.metadata.compact.max.delta.commits=2"), "configure")
-    model = {"k1": 10.0, "k2": 20.0, "k3": 30.0}
+    path, model = _java_table(java, tmp_path, options=mdt, java_compaction="on",
+                              hoodie={"hoodie.metadata.compact.max.delta.commits": "2"})
     for i, (k, v) in enumerate([("k1", 11.0), ("k2", 21.0), ("k3", 31.0)]):
         java.upsert(path, [row(k, 2 + i, 2 + i, v, "la" if k == "k3" else "sf")], options=mdt)
         model[k] = v
@@ -322,11 +317,7 @@ def test_a_table_only_we_write_keeps_its_metadata_table_exact(java_hudi, tmp_pat
 
     java = java_hudi(line)
     ours = Hosted(java_hudi.host(line))
-    path = str(tmp_path / "t")
-    java.upsert(path, [row("k1", 1, 1, 10), row("k2", 1, 1, 20), row("k3", 1, 2, 30, "la")],
-                options={**JAVA_NEW, **MDT_ON})
-    _ok(java.etc("configure", "--path", path, "--timeline-zone", "UTC", "--java-compaction", "off"), "configure")
-    model = {"k1": 10.0, "k2": 20.0, "k3": 30.0}
+    path, model = _java_table(java, tmp_path)
 
     def write(rows, name, pending=False):
         _ok(java.etc("write", "--path", path, "--input", _batch(tmp_path, rows, name)), "write")

@@ -44,3 +44,19 @@ def data_block(path, instant, rows):
 
 def values(table):
     return {r["id"]: r["v"] for r in table.to_pylist()}
+
+
+def rollback_behind_another_write(tmp_path) -> tuple:
+    """A table whose slice holds a failed write's block, another writer's committed block in a
+    later log file, then the failed write's rollback block; the failed instant is older than the
+    timeline's first commit (readers take it as archived, hence committed). Its path and what a
+    reader must read: the rollback hides the failed block although it is not the last one queued."""
+    path = make_table(tmp_path)
+    failed = "20000101000000001"  # before the timeline starts (the base write is of today)
+    add_log(path, failed, [data_block(path, failed, [{"id": "a", "ts": 99, "v": "failed"}])], committed=False)
+    (path / ".hoodie" / f"{failed}.deltacommit.requested").unlink()  # rolled back: gone from the timeline
+    ok = "30000101000000001"
+    add_log(path, ok, [data_block(path, ok, [{"id": "b", "ts": 99, "v": "new-b"}])])
+    rb = "30000101000000002"
+    add_log(path, rb, [lf.encode_rollback_block(rb, failed)])
+    return path, {"a": "base-a", "b": "new-b"}
