@@ -3,7 +3,7 @@ JVM (airflow_hudi_etc/hudi/concurrency/jvm_lock.py): real spark-submit of ``writ
 with the Hudi 1.1.1 bundle in ``spark.jars``, the table configured with optimistic concurrency and
 the file-system provider. While the lock file exists (one of our Python commands holds it), the
 job answers a typed ``conflict`` naming Hudi's class in the driver; once released it commits and
-leaves no lock file. A provider class this process cannot take itself (Hudi's
+leaves no lock file; refused, it leaves the holder's lock file as it was. A provider class this process cannot take itself (Hudi's
 ``InProcessLockProvider``) is refused without the JVM and taken by the job with it."""
 
 from __future__ import annotations
@@ -64,6 +64,9 @@ def test_a_spark_hosted_write_takes_hudis_own_lock_class(tmp_path, bundle, monke
             run_job(["write", "--path", p, "--input", batch, "--engine", "spark"], master="local[1]",
                     conf={"spark.jars": bundle})
         assert e.value.code == "conflict" and "in the Spark driver" in str(e.value), e.value
+        # the refused job let go of Hudi's provider without touching the lock it did not get (the
+        # provider's close() deletes the lock file whoever holds it: a Java writer's, here ours)
+        assert (Path(p) / ".hoodie" / "lock").read_bytes() == ours._mine
     finally:
         ours.unlock()
     res = run_job(["write", "--path", p, "--input", batch, "--engine", "spark"], master="local[1]",

@@ -93,6 +93,10 @@ class JvmLock(LockProvider):
                                     f"built: {_java_causes(last) if last else 'no (LockConfiguration, configuration) constructor'}")
         self._time_unit = jvm.java.util.concurrent.TimeUnit.MILLISECONDS
         self._held = False
+        # Hudi's file-system provider holds no connection, and its close() deletes the lock file
+        # whoever made it (every line, 0.14 to 1.2): closed after a failed try, it would remove the
+        # lock a Java writer holds; closed after our unlock, the lock a Java writer took in between
+        self._close_deletes = name.endswith(".FileSystemBasedLockProvider")
 
     def try_lock(self, wait_s: float) -> bool:
         try:
@@ -111,7 +115,8 @@ class JvmLock(LockProvider):
         try:
             self.unlock()
         finally:
-            self.provider.close()
+            if not self._close_deletes:
+                self.provider.close()
 
     def owner(self) -> str:
         try:
