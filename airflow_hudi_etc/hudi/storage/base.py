@@ -48,6 +48,10 @@ class Backend:
     #: writes in progress are temp files in the table (temp file, then a link or rename), which a
     #: crashed writer leaves behind; elsewhere a write is one PUT and no temp file is ever made
     writes_temp_files: bool = False
+    #: a file can be replaced on the condition that it is still the version read before
+    #: (:meth:`read_versioned`, :meth:`put_if_version`): S3's ``If-Match`` on the ETag. What Hudi
+    #: 1.1+'s ``StorageBasedLockProvider`` needs; Java has it only on object stores too
+    conditional_replace: bool = False
     #: threads that make a plan's copies in parallel: a local copy is a read, a write and an fsync;
     #: an object-store copy is two requests, each mostly waiting
     copy_workers: int = 32
@@ -84,6 +88,15 @@ class Backend:
         return None
 
     # ------------------------------------------------------------------ what only some stores do
+    def read_versioned(self, rel: str) -> tuple[bytes, str] | None:
+        """A small file's bytes and the version that a conditional replace names (None: absent)."""
+        self._refuse("conditional replace")
+
+    def put_if_version(self, rel: str, data: bytes, version: str | None) -> str | None:
+        """Write ``rel`` whole if it is still at ``version`` (None: if it does not exist); the new
+        version, or None when the condition failed (another writer got there first)."""
+        self._refuse("conditional replace")
+
     def _refuse(self, what: str, hint: str = ""):
         raise UnsupportedFeatureError(f"{self.scheme}:// has no {what}{hint}")
 

@@ -95,6 +95,7 @@ class Storage:
     listing_has_sizes = _Capability()
     writes_temp_files = _Capability()
     copy_workers = _Capability()
+    conditional_replace = _Capability()
     copies_hard_link = _Capability()
 
     @property
@@ -229,6 +230,16 @@ class Storage:
         elsewhere the single-writer rule applies (:mod:`.fsspec_store`). Used for timeline files
         (a completed instant must never be overwritten) and data files (a name is never reused)."""
         self.backend.create_if_absent(rel, data)
+
+    def read_versioned(self, rel: str) -> tuple[bytes, str] | None:
+        """A small file's bytes and its version (S3: the ETag), or None if it does not exist.
+        Only where :attr:`conditional_replace`."""
+        return self.backend.read_versioned(rel)
+
+    def put_if_version(self, rel: str, data: bytes, version: str | None) -> str | None:
+        """Replace ``rel`` whole if it is still at ``version`` (None: create it if absent); the new
+        version, or None when another writer changed it first. Only where :attr:`conditional_replace`."""
+        return self.backend.put_if_version(rel, data, version)
 
     def create_streamed(self, rel: str, *, same_ok: bool = False):
         """A context manager: write a new file through a binary file object; it appears under
