@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import logging
 import pickle
+import re
 import socket
+import time
 
 import pyarrow as pa
 import pytest
@@ -27,6 +29,9 @@ from airflow_hudi_etc.hudi.errors import (  # noqa: E402
     InvalidInputError,
     UnsupportedFeatureError,
 )
+from airflow_hudi_etc.hudi.concurrency import write_config as wc  # noqa: E402
+from airflow_hudi_etc.hudi.concurrency.locks import LockProviderError  # noqa: E402
+from airflow_hudi_etc.hudi.concurrency.storage_lock import LOCK_FILE, StorageLock  # noqa: E402
 from airflow_hudi_etc.hudi.storage import Storage  # noqa: E402
 from airflow_hudi_etc.hudi.table.hudi_table import HudiTable  # noqa: E402
 from airflow_hudi_etc.hudi.write.writer import init_table, write_batch  # noqa: E402
@@ -336,3 +341,116 @@ def test_a_symlink_plan_moved_to_s3_is_refused_before_anything_is_written(s3_opt
     again = schedule(uri, data_latency="1h", compaction_time=COMPACTION_TIME, storage_options=s3_options)
     out = execute(uri, instant=again.instant, storage_options=s3_options)
     assert out["status"] == "completed" and out["link_mode"] == "copy"
+
+
+# ---------------------------------------------------------------- Hudi 1.1+'s StorageBasedLockProvider
+
+LEASE = re.compile(rb'\{"expired":(true|false),"validUntil":(\d+),"owner":"([0-9a-f-]{36})"\}')
+
+
+def _lock_config(**extra) -> "wc.WriteConfig":
+    return wc.WriteConfig({wc.K_CONCURRENCY_MODE: "optimistic_concurrency_control",
+                           wc.K_LOCK_PROVIDER: wc.STORAGE_BASED, **extra})
+
+
+def _lease(storage) -> tuple[bool, int, str]:
+    m = LEASE.fullmatch(storage.read_bytes(LOCK_FILE))
+    assert m, storage.read_bytes(LOCK_FILE)
+    return m.group(1) == b"true", int(m.group(2)), m.group(3).decode()
+
+
+def test_the_storage_lock_is_a_lease_replaced_on_a_condition(s3_options):
+    """Two of our providers on one table: the lease file is Jackson's compact JSON of Java's
+    StorageLockData (fixed pattern); the second cannot take a live lease; release writes it back
+    expired (never deleted); the second then takes it over on its ETag."""
+    uri = f"s3://{BUCKET}/lock-lease"
+    init_table(uri, table_name="t", record_key="id", precombine_field="ts", event_time_field="et",
+               partition_field="region", storage_options=s3_options)
+    st = Storage(uri, s3_options)
+    a, b = StorageLock(st, _lock_config()), StorageLock(st, _lock_config())
+    t0 = int(time.time() * 1000)
+    assert a.try_lock(0)
+    try:
+        expired, until, owner = _lease(st)
+        assert (expired, owner) == (False, a.owner_id)
+        assert t0 + 300_000 <= until <= int(time.time() * 1000) + 300_000  # the default validity, 300 s
+        assert not b.try_lock(0)
+        assert a.owner_id in b.owner()
+        assert a.try_lock(0)  # re-entrant, as Java's
+        assert a.renew() and _lease(st)[1] >= until  # the heartbeat's step: the same lease, later
+    finally:
+        a.unlock()
+    expired, until2, owner = _lease(st)
+    assert (expired, owner) == (True, a.owner_id) and until2 >= until
+    assert b.try_lock(0)
+    assert _lease(st)[0:3:2] == (False, b.owner_id)
+    b.unlock()
+
+
+def test_a_lease_of_a_dead_holder_is_taken_once_it_expired(s3_options, monkeypatch):
+    """A lease whose holder stopped renewing (a killed writer: validUntil passed, beyond Java's
+    500 ms for clock drift) is taken over; a live one is a typed, retryable conflict through the
+    commit path with nothing written; a file that is no lease is never taken."""
+    uri = f"s3://{BUCKET}/lock-dead"
+    init_table(uri, table_name="t", record_key="id", precombine_field="ts", event_time_field="et",
+               partition_field="region", storage_options=s3_options)
+    st = Storage(uri, s3_options)
+    now = int(time.time() * 1000)
+    other = "0123abcd-0000-4000-8000-000000000000"
+    st.write_atomic(LOCK_FILE, b'{"expired":false,"validUntil":%d,"owner":"%s"}' % (now + 60_000, other.encode()))
+    ours = StorageLock(st, _lock_config())
+    assert not ours.try_lock(0)
+    monkeypatch.setenv(wc.ENV_CONF, json.dumps({wc.K_CONCURRENCY_MODE: "optimistic_concurrency_control",
+                                                wc.K_LOCK_PROVIDER: wc.STORAGE_BASED,
+                                                "hoodie.write.lock.client.num_retries": "1",
+                                                "hoodie.write.lock.client.wait_time_ms_between_retry": "10",
+                                                "hoodie.write.lock.wait_time_ms": "0"}))
+    before = _keys(s3_options, f"{BUCKET}/lock-dead")
+    with pytest.raises(InstantExistsError) as e:
+        write_batch(uri, _batch([("a", 1, T0, "x", "a1")]), storage_options=s3_options)
+    assert e.value.code == "conflict" and other in str(e.value), e.value
+    # no data file and no instant left (a partition's metadata file, as Java's writers make it
+    # before their commit takes the lock, may stay)
+    assert {k for k in _keys(s3_options, f"{BUCKET}/lock-dead") if not k.endswith("/.hoodie_partition_metadata")} == before
+    st.write_atomic(LOCK_FILE, b'{"expired":false,"validUntil":%d,"owner":"%s"}' % (now - 1_000, other.encode()))
+    assert ours.try_lock(0)
+    ours.unlock()
+    st.write_atomic(LOCK_FILE, b"not a lease")
+    assert not StorageLock(st, _lock_config()).try_lock(0)
+
+
+def test_a_lease_taken_from_its_holder_is_left_to_the_new_one(s3_options):
+    """Our lease replaced behind our back (we failed to renew in time and another writer took it
+    over): our renewal fails on its condition, and our release does not touch the new lease."""
+    uri = f"s3://{BUCKET}/lock-lost"
+    init_table(uri, table_name="t", record_key="id", precombine_field="ts", event_time_field="et",
+               partition_field="region", storage_options=s3_options)
+    st = Storage(uri, s3_options)
+    ours = StorageLock(st, _lock_config())
+    assert ours.try_lock(0)
+    theirs = b'{"expired":false,"validUntil":%d,"owner":"feedbeef-0000-4000-8000-000000000000"}' % (
+        int(time.time() * 1000) + 60_000)
+    st.write_atomic(LOCK_FILE, theirs)
+    assert not ours.renew() and ours.lost
+    ours.unlock()
+    assert st.read_bytes(LOCK_FILE) == theirs
+
+
+def test_the_storage_lock_is_refused_where_java_has_no_client(tmp_path):
+    """Local files: Java's StorageBasedLockProvider has no client for file:// (nor hdfs://), and
+    local files have no conditional replace here: refused before anything is written; Java's
+    bounds on the settings are checked as Java checks them."""
+    p = str(tmp_path / "t")
+    init_table(p, table_name="t", record_key="id", precombine_field="ts", event_time_field="et")
+    with pytest.raises(LockProviderError, match="no implementation|has none here"):
+        StorageLock(Storage(p), _lock_config())
+
+
+def test_the_storage_lock_settings_are_checked_as_java_checks_them(s3_options):
+    st = Storage(f"s3://{BUCKET}/lock-settings", s3_options)
+    with pytest.raises(LockProviderError, match="10x"):
+        StorageLock(st, _lock_config(**{"hoodie.write.lock.storage.validity.timeout.secs": "100",
+                                         "hoodie.write.lock.storage.renew.interval.secs": "30"}))
+    lock = StorageLock(st, _lock_config(**{"hoodie.write.lock.storage.validity.timeout.secs": "20",
+                                           "hoodie.write.lock.storage.heartbeat.poll.secs": "2"}))
+    assert (lock.validity_s, lock.renew_s) == (20, 2)

@@ -71,7 +71,7 @@ class FileSystemLock(LockProvider):
             raise LockProviderError(
                 f"{self.name} needs storage that creates a file exclusively; {self.storage.uri(self.rel)} is not "
                 "(Java refuses such schemes too): use the ZooKeeper provider, or Hudi 1.1+'s "
-                "StorageBasedLockProvider through a Spark-hosted run")
+                "StorageBasedLockProvider (S3; other stores through a Spark-hosted run)")
         self._mine: bytes | None = None
         self._owner = ""
 

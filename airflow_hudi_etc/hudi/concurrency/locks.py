@@ -9,7 +9,8 @@ a Java writer: the provider is the one the writers are configured with, recorded
 
 Providers (one module each, picked by class name in :mod:`.providers`): ``FileSystemBasedLockProvider`` (:mod:`.fs_lock`: a lock file created
 exclusively), ``ZookeeperBasedLockProvider`` (:mod:`.zookeeper`: a contender of Curator's
-``InterProcessMutex`` under the same znode). A provider this process cannot take is refused with
+``InterProcessMutex`` under the same znode), Hudi 1.1+'s ``StorageBasedLockProvider``
+(:mod:`.storage_lock`: a lease file replaced on a condition, on S3). A provider this process cannot take is refused with
 :class:`LockProviderError` before anything is written; a lock not acquired in time is
 :class:`LockTimeoutError` (code ``conflict``: retry later).
 

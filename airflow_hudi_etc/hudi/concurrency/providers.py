@@ -6,10 +6,11 @@ from __future__ import annotations
 from . import write_config as wc
 from .fs_lock import FileSystemLock
 from .locks import LockProvider, LockProviderError
+from .storage_lock import StorageLock
 from .zookeeper import ZookeeperLock
 
 #: provider class name -> factory(storage, WriteConfig) -> LockProvider
-PROVIDERS = {wc.FILE_SYSTEM: FileSystemLock, wc.ZOOKEEPER: ZookeeperLock}
+PROVIDERS = {wc.FILE_SYSTEM: FileSystemLock, wc.ZOOKEEPER: ZookeeperLock, wc.STORAGE_BASED: StorageLock}
 
 
 def provider_for(storage, config: wc.WriteConfig) -> LockProvider | None:
