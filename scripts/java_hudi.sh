@@ -26,6 +26,8 @@ need_apt() {  # $1 command, $2.. packages
 }
 need_apt java openjdk-17-jre-headless
 need_apt mvn maven
+# the tests compile one judge class against each Hudi bundle (tests/support/java/)
+need_apt javac openjdk-17-jdk-headless
 # a real ZooKeeper server for the lock tests (tests/support/zookeeper_server.py runs it on 127.0.0.1)
 if [ ! -f /usr/share/java/zookeeper.jar ]; then
   if command -v apt-get >/dev/null 2>&1; then

@@ -413,6 +413,13 @@ class JavaHudi:
             answer = text
         return {"rc": res["rc"], "answer": answer, "stdout": text, "stderr": res["stderr"]}
 
+    def storage_lock(self, endpoint: str, base_path: str, props: dict | None = None) -> "JavaStorageLock":
+        """Hudi's own StorageBasedLockProvider of this line (1.1+) on ``base_path``'s lock file in
+        the S3-compatible server at ``endpoint`` (see the server's ``op_storage_lock``)."""
+        lid = self.request("storage_lock", action="new", endpoint=endpoint, base_path=base_path,
+                           props=props or {})["id"]
+        return JavaStorageLock(self, lid)
+
     def metadata_files(self, path) -> dict:
         """Hudi's own view of the table's metadata table: {"partitions": {partition: [file
         names]}, "differences": validate_metadata_table_files rows (MDT against storage)}."""
@@ -471,6 +478,22 @@ class JavaHudiPool:
                      for op, v in sorted(c.costs.items()) if v]
             lines.append(f"Java Hudi {line}: " + "; ".join(parts))
         return "\n".join(lines)
+
+
+class JavaStorageLock:
+    """One StorageBasedLockProvider object in a line's JVM."""
+
+    def __init__(self, java: JavaHudi, lid: str):
+        self.java, self.id = java, lid
+
+    def try_lock(self, wait_ms: int = 0) -> bool:
+        return self.java.request("storage_lock", action="try", lock=self.id, wait_ms=wait_ms)["acquired"]
+
+    def unlock(self) -> None:
+        self.java.request("storage_lock", action="unlock", lock=self.id)
+
+    def close(self) -> None:
+        self.java.request("storage_lock", action="close", lock=self.id)
 
 
 def by_key(rows, key: str = "_hoodie_record_key", columns=None) -> dict:

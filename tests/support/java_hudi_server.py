@@ -349,6 +349,56 @@ class Server:
 
         return self.with_confs(confs, run)
 
+    def _judge_classes(self):
+        """Compile tests/support/java/*.java against this line's bundle (once) and put them on the
+        driver's class loader, where the bundle is (Spark's MutableURLClassLoader)."""
+        if getattr(self, "_judges_loaded", False):
+            return
+        import glob
+        import subprocess
+
+        import pyspark
+
+        src = sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "java", "*.java")))
+        out = os.path.join(self.workdir, "judge-classes")
+        cp = [self.jar] + glob.glob(os.path.join(os.path.dirname(pyspark.__file__), "jars", "slf4j-api-*.jar"))
+        subprocess.run(["javac", "-nowarn", "-d", out, "-cp", os.pathsep.join(cp), *src], check=True,
+                       capture_output=True)
+        jvm = self.spark.sparkContext._jvm
+        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        loader.addURL(jvm.java.io.File(out + "/").toURI().toURL())
+        self._judges_loaded = True
+
+    def op_storage_lock(self, req):
+        """Hudi's own ``StorageBasedLockProvider`` of this line on a table's lock file in the tests'
+        S3-compatible server (tests/support/java/HttpConditionalLockClient.java: the S3 requests
+        of hudi-aws's client, which the registry here does not serve). ``action``: ``new``
+        (``endpoint``, ``base_path``, ``props``: an id), ``try`` (``lock``: that id, ``wait_ms``: acquired?),
+        ``unlock``, ``close``."""
+        self._judge_classes()
+        jvm = self.spark.sparkContext._jvm
+        locks = self.__dict__.setdefault("_storage_locks", {})
+        act = req["action"]
+        if act == "new":
+            props = jvm.java.util.Properties()
+            for k, v in {**(req.get("props") or {}), "hoodie.base.path": req["base_path"]}.items():
+                props.setProperty(k, str(v))
+            lid = str(len(locks) + 1)
+            locks[lid] = jvm.hudietc.judge.HttpConditionalLockClient.provider(req["endpoint"], props)
+            return {"id": lid}
+        lock = locks[req["lock"]]
+        if act == "try":
+            return {"acquired": bool(lock.tryLock(int(req.get("wait_ms", 0)),
+                                                  jvm.java.util.concurrent.TimeUnit.MILLISECONDS))}
+        if act == "unlock":
+            lock.unlock()
+            return {}
+        if act == "close":
+            lock.close()
+            del locks[req["lock"]]
+            return {}
+        raise ValueError(f"storage_lock: unknown action {act}")
+
     def op_run_compaction(self, req):
         path = req["path"]
         op = req.get("mode") or ("execute" if req.get("instant") else "run")
