@@ -454,3 +454,16 @@ def test_the_storage_lock_settings_are_checked_as_java_checks_them(s3_options):
     lock = StorageLock(st, _lock_config(**{"hoodie.write.lock.storage.validity.timeout.secs": "20",
                                            "hoodie.write.lock.storage.heartbeat.poll.secs": "2"}))
     assert (lock.validity_s, lock.renew_s) == (20, 2)
+
+
+def test_a_spark_hosted_run_takes_the_storage_lock_on_s3_itself(s3_options, monkeypatch):
+    """Hudi's class in a Spark driver needs hudi-aws (not in the Spark bundle) for its S3 client:
+    on S3 the provider is ours, whether or not a driver JVM is registered."""
+    from airflow_hudi_etc.hudi.concurrency import jvm_lock, providers
+
+    def no_jvm(*a, **k):
+        raise AssertionError("the driver's JVM was asked for the storage-based lock on S3")
+
+    monkeypatch.setattr(jvm_lock, "provider", no_jvm)
+    lock = providers.provider_for(Storage(f"s3://{BUCKET}/lock-hosted", s3_options), _lock_config())
+    assert isinstance(lock, StorageLock)

@@ -22,6 +22,11 @@ def provider_for(storage, config: wc.WriteConfig) -> LockProvider | None:
                                     f"{wc.K_LOCK_PROVIDER}: record the one the table's Java writers use "
                                     "(hudi-etc configure --hoodie KEY=VALUE)")
         return None
+    if name == wc.STORAGE_BASED and storage.conditional_replace:
+        # ours, also in a Spark-hosted run: Hudi's class needs hudi-aws (its S3 client) on the
+        # driver's classpath, which the Spark bundle lacks, and credentials of its own; ours takes
+        # the table's storage options and writes the same lease (tests/java/test_java_storage_lock.py)
+        return StorageLock(storage, config)
     from . import jvm_lock
 
     jvm = jvm_lock.provider(storage, config)  # a Spark-hosted run with Hudi's bundle: Hudi's own class
