@@ -70,6 +70,8 @@ class LoopWorld(JavaWorld):
                  hoodie: dict | None = None, java_opts: dict | None = None, host=None):
         super().__init__(tmp_path, java, seed, version, payload="event-time-ordering", killed_writes=0)
         self.java_compaction = java_compaction
+        self._pause, self._idle = threading.Event(), threading.Event()  # the Java loop held still
+        self._looping = False
         Table(str(self.path)).configure(hoodie=hoodie or OCC, java_compaction=java_compaction)
         self.java_opts = {**(java_opts or JAVA_LOOP_OPTS), **self.index_opts}
         # ``host``: Java's defaults, the metadata table on (its first write builds it); our commands
@@ -110,6 +112,12 @@ class LoopWorld(JavaWorld):
 
     def _loop_writes(self, stop: threading.Event, out: list) -> None:
         while not stop.is_set():
+            if self._pause.is_set():  # a step of ours wants Java idle (see _without_dead_host_lock)
+                self._idle.set()
+                while self._pause.is_set() and not stop.is_set():
+                    stop.wait(0.05)
+                self._idle.clear()
+                continue
             pend = [i.timestamp for i in self.pending_compactions() if i.state is State.REQUESTED]
             if self.java_compaction == "on" and pend and self.loop_rng.random() < 0.5:
                 try:
@@ -176,17 +184,47 @@ class LoopWorld(JavaWorld):
         stop, out = threading.Event(), []
         loop = threading.Thread(target=self._loop, args=(stop, out), name="java-loop")
         loop.start()
+        self._looping = True
         try:
             stop.wait(self.rng.uniform(0.0, 2.0))  # ours starts while Java is mid-write, or between two
             msg = self._ours(op)
         finally:
             stop.set()
             loop.join(600)
+            self._looping = False
         assert not loop.is_alive(), "the Java loop did not stop"
         errors = [e for kind, e in out if kind == "error"]
         if errors:
             raise errors[0]
         return f"{msg} | java: {out}{self.heal()}"
+
+    def _without_dead_host_lock(self) -> None:
+        """Spark-hosted, our commands take the file-system lock through Hudi's own class, which
+        never takes over a lock its holder left: a host killed inside the commit path leaves
+        ``.hoodie/lock`` and the recovery that follows the crash would wait for it for ever (seen:
+        0.14 seeds 107 and 130, unschedule timed out on the dead host's lock). With the Java loop
+        idle (its write in flight finished) and our host dead, nobody holds it: remove it, as an
+        operator would (or hoodie.write.lock.filesystem.expire)."""
+        stale = self.path / ".hoodie" / "lock"
+        if not (self.metadata and stale.exists()):
+            return
+        self._pause.set()
+        try:
+            if self._looping:
+                assert self._idle.wait(600), "the Java loop did not come to rest"
+            if stale.exists():
+                stale.unlink()
+                self.counts["stale_host_lock_removed"] = self.counts.get("stale_host_lock_removed", 0) + 1
+        finally:
+            self._pause.clear()
+
+    def recover(self, family: str, args) -> str:
+        self._without_dead_host_lock()
+        return super().recover(family, args)
+
+    def unschedule_dead(self) -> str:
+        self._without_dead_host_lock()
+        return super().unschedule_dead()
 
     def heal(self) -> str:
         """Failed writes (a Java write refused at commit, a write of ours killed) stay pending under
