@@ -237,3 +237,38 @@ def test_a_transaction_inside_one_runs_under_its_lock_and_other_threads_still_wa
         assert os.path.exists(os.path.join(p, ".hoodie", "lock"))  # the inner block did not release it
     assert other == ["conflict"]
     assert not os.path.exists(os.path.join(p, ".hoodie", "lock"))
+
+
+def test_a_lock_deleted_under_its_holder_completes_nothing(tmp_path, monkeypatch):
+    """A Java writer releasing Hudi's file-system lock deletes the lock file twice (its
+    LockManager.unlock(): the provider's unlock(), then close(), which deletes whatever lock file is
+    there): a lock taken by ours in between is deleted under it and the next writer takes it too.
+    Our write notices before the metadata table and the completed instant (here: the lock file
+    replaced by another writer's while our write's commit ran), withdraws with a typed conflict,
+    completes nothing and leaves the other writer's lock alone."""
+    from airflow_hudi_etc.hudi.concurrency import jvm_metadata
+
+    p = _table(tmp_path, **OCC_FS)
+    write_batch(p, _rows(1))
+    lock = tmp_path / "t" / ".hoodie" / "lock"
+    theirs = b'{\n  "lockCreateTime" : "2026-01-01 00:00:00.000",\n  "lockThreadName" : "java",\n  "lockStacksInfo" : [ ]\n}'
+
+    calls = []
+
+    def stolen(storage, config, action, ts, data):
+        calls.append(1)
+        lock.unlink()  # the releasing Java writer's close()
+        lock.write_bytes(theirs)  # and the next writer's lock
+        return False
+
+    monkeypatch.setattr(jvm_metadata, "apply", stolen)
+    before = sorted(os.listdir(tmp_path / "t" / ".hoodie"))
+    with pytest.raises(HudiEtcError) as e:
+        write_batch(p, _rows(2))
+    # withdrawn at once; its retries then wait for the other writer's lock, which stays held here
+    assert e.value.code == "conflict", e.value
+    assert calls == [1]
+    assert lock.read_bytes() == theirs
+    done = [f for f in sorted(os.listdir(tmp_path / "t" / ".hoodie")) if f not in before and f.endswith(".deltacommit")]
+    assert done == []
+    assert sorted(Table(p).read().column("id").to_pylist()) == ["1"]

@@ -123,6 +123,18 @@ class FileSystemLock(LockProvider):
             pass
         self._mine = None
 
+    def still_held(self) -> bool:
+        """Our lock file is still there, ours: a Java writer releasing its own lock deletes the
+        file twice (Hudi's ``LockManager.unlock()``: the provider's ``unlock()``, then its
+        ``close()``, which deletes whatever lock file is there, every line 0.14 to 1.2), so a lock
+        taken between the two is deleted under its holder and the next writer takes it too."""
+        if self._mine is None:
+            return False
+        try:
+            return self.storage.read_bytes(self.rel) == self._mine
+        except FileNotFoundError:
+            return False
+
     def owner(self) -> str:
         try:
             doc = json.loads(self._owner)

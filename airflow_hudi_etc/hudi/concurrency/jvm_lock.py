@@ -97,6 +97,11 @@ class JvmLock(LockProvider):
         # whoever made it (every line, 0.14 to 1.2): closed after a failed try, it would remove the
         # lock a Java writer holds; closed after our unlock, the lock a Java writer took in between
         self._close_deletes = name.endswith(".FileSystemBasedLockProvider")
+        # the lock file of that provider, to tell whether it is still ours (see still_held)
+        self._file = None
+        if self._close_deletes and config.get("hoodie.write.lock.filesystem.path") is None and storage.local_paths:
+            self._file = storage.full(".hoodie/lock")
+        self._identity = None
 
     def try_lock(self, wait_s: float) -> bool:
         try:
@@ -104,7 +109,30 @@ class JvmLock(LockProvider):
         except Exception as e:  # noqa: BLE001 - HoodieLockException and friends: not acquired
             self._last = _java_causes(e)
             self._held = False
+        self._identity = self._file_identity() if self._held else None
         return self._held
+
+    def _file_identity(self):
+        if self._file is None:
+            return None
+        import os
+
+        try:
+            st = os.stat(self._file)
+        except FileNotFoundError:
+            return None
+        return st.st_ino, st.st_mtime_ns
+
+    def still_held(self) -> bool:
+        """For Hudi's file-system provider on local files: the lock file is still the one made
+        when we took it (a Java writer's ``LockManager.unlock()`` deletes whatever lock file is
+        there a second time, through the provider's ``close()``: one taken in between is gone, or
+        is another writer's by now)."""
+        if not self._held:
+            return False
+        if self._file is None or self._identity is None:
+            return True
+        return self._file_identity() == self._identity
 
     def unlock(self) -> None:
         if self._held:

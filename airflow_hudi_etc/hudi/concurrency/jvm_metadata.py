@@ -40,6 +40,7 @@ from ..format import FormatProfile, profile_for
 from ..timeline.active import Action
 from . import write_config as wc
 from .jvm_lock import _JVM, _java_causes, _load_class
+from .locks import check_still_held
 
 MDT_DIR = ".hoodie/metadata"
 K_PARTITIONS = "hoodie.table.metadata.partitions"
@@ -382,7 +383,10 @@ def _avro_commit_to_json(data: bytes) -> dict:
 
 def _update(storage, config: wc.WriteConfig, props: dict, instant: str, fn, what: str) -> None:
     """Open Hudi's metadata writer for ``instant``, run ``fn(writer)``, close it; Java's refusal
-    is a ``metadata_table_present`` error naming ``what`` (the data instant stays uncompleted)."""
+    is a ``metadata_table_present`` error naming ``what`` (the data instant stays uncompleted).
+    Only while this thread's table lock is still ours (another writer in the metadata table's
+    commit at the same time rolls back the other's pending entry)."""
+    check_still_held(storage)
     w = MetadataWriter(storage, config, props, instant)
     try:
         fn(w)

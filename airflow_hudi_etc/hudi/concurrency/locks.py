@@ -22,6 +22,7 @@ to ``hoodie.write.lock.wait_time_ms`` for providers that can wait (ZooKeeper).
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from typing import Callable, Iterator
 
@@ -48,6 +49,13 @@ class LockTimeoutError(InstantExistsError):
     code = "conflict"
 
 
+class LockLostError(InstantExistsError):
+    """The table lock this command took is no longer its own (see :func:`lost_lock`): nothing more
+    was written under it; retry."""
+
+    code = "conflict"
+
+
 class LockProvider:
     """One table lock. ``try_lock(wait_s)`` → whether it is held now; ``unlock()``; ``close()``."""
 
@@ -66,15 +74,49 @@ class LockProvider:
     def check(self) -> None:
         """Raise :class:`LockProviderError` if the lock cannot be reached (``configure`` asks)."""
 
+    def still_held(self) -> bool:
+        """Whether the lock taken is still this process's, as far as the provider can tell (asked
+        before the metadata table is updated and before an instant completes)."""
+        return True
+
     def owner(self) -> str:
         """Who holds it, as far as the provider tells (for the timeout's message)."""
         return ""
 
 
+#: this thread's table locks: table base location -> the provider holding it
+_CURRENT = threading.local()
+
+
+def _current() -> dict:
+    return _CURRENT.__dict__.setdefault("providers", {})
+
+
+def lost_lock(storage) -> LockProvider | None:
+    """The provider of this thread's lock on ``storage``'s table if that lock is no longer ours
+    (:meth:`LockProvider.still_held`), else None (held, or no lock taken)."""
+    provider = _current().get(storage.base_uri)
+    return provider if provider is not None and not provider.still_held() else None
+
+
+def lost_message(provider: LockProvider) -> str:
+    return (f"conflict: the table lock ({provider.name}) was taken from this command while it held it (a "
+            "Java writer releasing the file-system lock deletes the lock file twice, the second time "
+            "whoever's it is by then): nothing was completed, try again")
+
+
+def check_still_held(storage) -> None:
+    """:class:`LockLostError` if this thread's lock on ``storage``'s table is no longer ours."""
+    provider = lost_lock(storage)
+    if provider is not None:
+        raise LockLostError(lost_message(provider))
+
+
 @contextlib.contextmanager
 def held(provider: LockProvider, config: wc.WriteConfig, *, what: str,
-         sleep: Callable[[float], None] = time.sleep) -> Iterator[None]:
-    """Hold ``provider``'s lock for the block (Java's retry rule, see the module docstring)."""
+         sleep: Callable[[float], None] = time.sleep, table=None) -> Iterator[None]:
+    """Hold ``provider``'s lock for the block (Java's retry rule, see the module docstring);
+    ``table`` (its storage): :func:`lost_lock` answers for it while the block runs."""
     wait_s = config.int(wc.K_WAIT_MS, DEFAULT_WAIT_MS) / 1000
     retries = config.int(wc.K_CLIENT_NUM_RETRIES, DEFAULT_CLIENT_NUM_RETRIES)
     between_s = config.int(wc.K_CLIENT_RETRY_WAIT_MS, DEFAULT_CLIENT_RETRY_WAIT_MS) / 1000
@@ -88,10 +130,16 @@ def held(provider: LockProvider, config: wc.WriteConfig, *, what: str,
         raise LockTimeoutError(f"conflict: {what}: the table lock ({provider.name}) was not acquired after "
                                f"{retries + 1} tries{f'; held by {owner}' if owner else ''}; nothing was "
                                "written, try again")
+    key = None if table is None else table.base_uri
+    if key is not None:
+        _current()[key] = provider
     try:
         yield
     finally:
+        if key is not None:
+            _current().pop(key, None)
         provider.unlock()
 
 
-__all__ = ["LockProvider", "LockProviderError", "LockTimeoutError", "held"]
+__all__ = ["LockProvider", "LockProviderError", "LockTimeoutError", "LockLostError", "held", "lost_lock",
+           "check_still_held"]

@@ -25,7 +25,7 @@ from ..errors import InstantExistsError
 from ..timeline import layout
 from ..timeline.active import Action, Timeline
 from . import jvm_metadata, write_config as wc
-from .locks import held
+from .locks import held, lost_lock, lost_message
 from .providers import provider_for
 
 
@@ -69,12 +69,23 @@ class Transaction:
         reason = conflict() if conflict is not None else None
         if reason:
             raise WriteConflictError(reason if reason.startswith("conflict") else f"conflict: {reason}")
+        check_held(self.storage)
         # the metadata table first (a table without one: nothing), then any other hook
         jvm_metadata.apply(self.storage, self.config, action, ts, data)
         for hook in list(_HOOKS):
             hook(self, action, ts, data)
         crashpoint("commit.after-metadata")
+        check_held(self.storage)
         return layout.complete(self.storage, started_on, ts, action, data, zone=zone, now=now)
+
+
+def check_held(storage) -> None:
+    """Refuse to go on (:class:`WriteConflictError`, nothing completed) when this thread's lock on
+    ``storage``'s table is no longer ours (:meth:`~.locks.LockProvider.still_held`): another writer
+    may be in the commit path too. Nothing to check without a lock."""
+    provider = lost_lock(storage)
+    if provider is not None:
+        raise WriteConflictError(lost_message(provider))
 
 
 #: the tables whose lock this thread holds (a transaction inside one runs under it)
@@ -97,7 +108,7 @@ def transaction(storage, *, what: str, config: wc.WriteConfig | None = None) -> 
         yield Transaction(storage, config, what)
         return
     try:
-        with held(provider, config, what=what):
+        with held(provider, config, what=what, table=storage):
             held_here.add(key)
             try:
                 yield Transaction(storage, config, what)
@@ -115,4 +126,5 @@ def complete(storage, started_on: Timeline, ts: str, action: Action, data: bytes
         return txn.complete(started_on, ts, action, data, zone=zone, now=now)
 
 
-__all__ = ["transaction", "complete", "Transaction", "WriteConflictError", "add_hook", "table_write_config"]
+__all__ = ["transaction", "complete", "check_held", "Transaction", "WriteConflictError", "add_hook",
+           "table_write_config"]
