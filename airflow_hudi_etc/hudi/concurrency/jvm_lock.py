@@ -136,7 +136,10 @@ class JvmLock(LockProvider):
 
     def unlock(self) -> None:
         if self._held:
-            self.provider.unlock()
+            # Hudi's file-system provider deletes whatever lock file is there: once ours is gone
+            # (a Java writer's release deleted it twice) the file is another writer's, left alone
+            if not (self._close_deletes and not self.still_held()):
+                self.provider.unlock()
             self._held = False
 
     def close(self) -> None:
