@@ -138,7 +138,7 @@ class JvmLock(LockProvider):
         if self._held:
             # Hudi's file-system provider deletes whatever lock file is there: once ours is gone
             # (a Java writer's release deleted it twice) the file is another writer's, left alone
-            if not (self._close_deletes and not self.still_held()):
+            if self.still_held():
                 self.provider.unlock()
             self._held = False
 

@@ -99,17 +99,17 @@ def lost_lock(storage) -> LockProvider | None:
     return provider if provider is not None and not provider.still_held() else None
 
 
-def lost_message(provider: LockProvider) -> str:
+def _lost_message(provider: LockProvider) -> str:
     return (f"conflict: the table lock ({provider.name}) was taken from this command while it held it (a "
             "Java writer releasing the file-system lock deletes the lock file twice, the second time "
             "whoever's it is by then): nothing was completed, try again")
 
 
-def check_still_held(storage) -> None:
-    """:class:`LockLostError` if this thread's lock on ``storage``'s table is no longer ours."""
+def check_still_held(storage, error: type[InstantExistsError] = LockLostError) -> None:
+    """``error`` (a conflict) if this thread's lock on ``storage``'s table is no longer ours."""
     provider = lost_lock(storage)
     if provider is not None:
-        raise LockLostError(lost_message(provider))
+        raise error(_lost_message(provider))
 
 
 @contextlib.contextmanager

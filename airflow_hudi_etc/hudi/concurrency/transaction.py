@@ -25,7 +25,7 @@ from ..errors import InstantExistsError
 from ..timeline import layout
 from ..timeline.active import Action, Timeline
 from . import jvm_metadata, write_config as wc
-from .locks import held, lost_lock, lost_message
+from .locks import check_still_held, held
 from .providers import provider_for
 
 
@@ -80,12 +80,10 @@ class Transaction:
 
 
 def check_held(storage) -> None:
-    """Refuse to go on (:class:`WriteConflictError`, nothing completed) when this thread's lock on
-    ``storage``'s table is no longer ours (:meth:`~.locks.LockProvider.still_held`): another writer
-    may be in the commit path too. Nothing to check without a lock."""
-    provider = lost_lock(storage)
-    if provider is not None:
-        raise WriteConflictError(lost_message(provider))
+    """Refuse to go on (:class:`WriteConflictError`, nothing completed: the write is withdrawn and
+    written again) when this thread's lock on ``storage``'s table is no longer ours
+    (:meth:`~.locks.LockProvider.still_held`). Nothing to check without a lock."""
+    check_still_held(storage, WriteConflictError)
 
 
 #: the tables whose lock this thread holds (a transaction inside one runs under it)
