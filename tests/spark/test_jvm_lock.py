@@ -1,10 +1,12 @@
-"""A Spark-hosted run takes the table's lock through Hudi's own provider class in the driver's
-JVM (airflow_hudi_etc/hudi/concurrency/jvm_lock.py): real spark-submit of ``write --engine spark``
-with the Hudi 1.1.1 bundle in ``spark.jars``, the table configured with optimistic concurrency and
-the file-system provider. While the lock file exists (one of our Python commands holds it), the
-job answers a typed ``conflict`` naming Hudi's class in the driver; once released it commits and
-leaves no lock file; refused, it leaves the holder's lock file as it was. A provider class this process cannot take itself (Hudi's
-``InProcessLockProvider``) is refused without the JVM and taken by the job with it."""
+"""A Spark-hosted run takes the table's lock next to Java's writers: real spark-submit of ``write
+--engine spark`` with the Hudi 1.1.1 bundle in ``spark.jars``, the table configured with optimistic
+concurrency. The file-system provider is ours there too (an exclusive create; Hudi's class is not
+exclusive and its ``close()`` deletes whoever's lock file is there, see docs/java-writers.md):
+while the lock file exists (one of our Python commands holds it) the job answers a typed
+``conflict`` naming the provider, not Hudi's class in the driver, and leaves the holder's lock file
+as it was; once released it commits and leaves no lock file. A provider class this process cannot
+take itself (Hudi's ``InProcessLockProvider``) is refused without the JVM and taken by the job
+through Hudi's own class in the driver's JVM (airflow_hudi_etc/hudi/concurrency/jvm_lock.py)."""
 
 from __future__ import annotations
 
@@ -53,7 +55,7 @@ def _table(tmp_path, provider):
     return p, conf, str(batch)
 
 
-def test_a_spark_hosted_write_takes_hudis_own_lock_class(tmp_path, bundle, monkeypatch):
+def test_a_spark_hosted_write_takes_the_exclusive_file_system_lock(tmp_path, bundle, monkeypatch):
     p, conf, batch = _table(tmp_path, PKG + "FileSystemBasedLockProvider")
     monkeypatch.setenv(wc.ENV_CONF, json.dumps({"hoodie.write.lock.client.num_retries": "1",
                                                 "hoodie.write.lock.client.wait_time_ms_between_retry": "100"}))
@@ -63,9 +65,10 @@ def test_a_spark_hosted_write_takes_hudis_own_lock_class(tmp_path, bundle, monke
         with pytest.raises(HudiEtcError) as e:
             run_job(["write", "--path", p, "--input", batch, "--engine", "spark"], master="local[1]",
                     conf={"spark.jars": bundle})
-        assert e.value.code == "conflict" and "in the Spark driver" in str(e.value), e.value
-        # the refused job let go of Hudi's provider without touching the lock it did not get (the
-        # provider's close() deletes the lock file whoever holds it: a Java writer's, here ours)
+        assert e.value.code == "conflict" and "FileSystemBasedLockProvider" in str(e.value), e.value
+        assert "in the Spark driver" not in str(e.value), e.value  # ours, not Hudi's class
+        # the refused job left the lock it did not get as it was (Hudi's provider's close() deletes
+        # the lock file whoever holds it: a Java writer's, here ours)
         assert (Path(p) / ".hoodie" / "lock").read_bytes() == ours._mine
     finally:
         ours.unlock()

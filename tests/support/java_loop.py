@@ -199,12 +199,13 @@ class LoopWorld(JavaWorld):
         return f"{msg} | java: {out}{self.heal()}"
 
     def _without_dead_host_lock(self) -> None:
-        """Spark-hosted, our commands take the file-system lock through Hudi's own class, which
-        never takes over a lock its holder left: a host killed inside the commit path leaves
-        ``.hoodie/lock`` and the recovery that follows the crash would wait for it for ever (seen:
-        0.14 seeds 107 and 130, unschedule timed out on the dead host's lock). With the Java loop
-        idle (its write in flight finished) and our host dead, nobody holds it: remove it, as an
-        operator would (or hoodie.write.lock.filesystem.expire)."""
+        """A host killed inside the commit path leaves ``.hoodie/lock``. Our next command takes
+        it over (its owner record names a process gone from this machine), but the Java loop waits
+        for it until its retries run out (Hudi's class honours only
+        ``hoodie.write.lock.filesystem.expire``, off by default); while our hosted commands took
+        the lock through Hudi's class, the recovery that follows the crash waited for ever too
+        (0.14 seeds 107 and 130). With the Java loop idle (its write in flight finished) and our
+        host dead, nobody holds it: remove it, as an operator would."""
         stale = self.path / ".hoodie" / "lock"
         if not (self.metadata and stale.exists()):
             return
@@ -245,11 +246,9 @@ class LoopWorld(JavaWorld):
         # and releases it (seen: 1.1 seed 112, the final Java write refused after a crash)
         stale = self.path / ".hoodie" / "lock"
         if self.metadata and stale.exists():
-            # Spark-hosted, our commands take the file-system lock through Hudi's own provider in
-            # the host's JVM: a host killed inside the commit path leaves Java's lock file, with no
-            # owner record ours could judge, and Java's expiry (minutes) is off by default. Nothing
-            # runs now (the loop stopped, the step's command ended): remove it, as an operator
-            # would (or hoodie.write.lock.filesystem.expire)
+            # a killed host's lock file: ours would take it over, Java's next write would wait
+            # for it (its expiry, minutes, is off by default). Nothing runs now (the loop stopped,
+            # the step's command ended): remove it, as an operator would
             stale.unlink()
             self.counts["stale_host_lock_removed"] = self.counts.get("stale_host_lock_removed", 0) + 1
         with transaction(storage, what="the next command of ours"):

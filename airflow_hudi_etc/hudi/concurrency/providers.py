@@ -1,5 +1,7 @@
-"""The lock providers by Java class name: Hudi's own class in the driver JVM of a Spark-hosted run
-whose classpath has it (:mod:`.jvm_lock`), else the ones this process implements."""
+"""The lock providers by Java class name: ours for the file-system lock wherever our storage creates a
+file exclusively and for Hudi 1.1+'s storage-based lock on S3, else Hudi's own class in the driver
+JVM of a Spark-hosted run whose classpath has it (:mod:`.jvm_lock`), else the ones this process
+implements."""
 
 from __future__ import annotations
 
@@ -27,6 +29,17 @@ def provider_for(storage, config: wc.WriteConfig) -> LockProvider | None:
         # driver's classpath, which the Spark bundle lacks, and credentials of its own; ours takes
         # the table's storage options and writes the same lease (tests/java/test_java_storage_lock.py)
         return StorageLock(storage, config)
+    if name == wc.FILE_SYSTEM:
+        # ours, also in a Spark-hosted run, wherever our storage creates a file exclusively: Hudi's
+        # class is not exclusive (0.14 answers "acquired" on a file another writer created between
+        # its two checks; Hadoop's local file system checks, then opens) and its close() deletes
+        # whoever's lock file is there; ours creates with O_EXCL semantics and tells by the file's
+        # bytes whether the lock is still its own (0.14 metadata-table loop, seed 137: a hosted
+        # write and a Java compaction in the metadata table's commit at once, both on Hudi's class)
+        try:
+            return FileSystemLock(storage, config)
+        except LockProviderError:
+            pass  # a lock folder ours cannot create in exclusively: Hudi's class, where there is one
     from . import jvm_lock
 
     jvm = jvm_lock.provider(storage, config)  # a Spark-hosted run with Hudi's bundle: Hudi's own class
