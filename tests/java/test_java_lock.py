@@ -274,3 +274,48 @@ def test_java_rolls_back_a_killed_write_of_ours_on_v9(java_hudi, tmp_path, line)
     assert marks and all(f.endswith(".marker.CREATE") for f in marks), marks
     java.upsert(t.path, [row("k2", 3, 12, 22)])  # Java's eager rollback of ours, then its write
     assert_all(java, t.path, {"k1": 1, "k2": 22})
+
+
+def test_java_014_run_compaction_takes_the_writers_lock_only_from_its_own_options(java_hudi, tmp_path):
+    """Hudi 0.14 (0.15 the same, measured once by hand): ``CALL run_compaction`` on a table with a
+    metadata table sets, when its own ``options`` argument names no lock provider, the file-system
+    lock on ``<table>/.hoodie/.aux`` over the session's settings (its RunCompactionProcedure): a
+    lock no writer shares. While one of ours holds the writers' lock, Java's compaction completes
+    anyway (the race behind loop seed 137: it and a write of ours in the metadata table's commit at
+    once, its entry rolled back); with the lock settings in ``options`` it waits for ours. Java's
+    refused attempt then deletes our lock file (its provider's close(), on every line), which our
+    commands notice before they commit (tests/concurrency/test_table_lock.py)."""
+    java = java_hudi("0.14")
+    t = new_table(tmp_path, 6, java_compaction="on")
+    t.configure(hoodie=OCC)
+    p, lock_file = t.path, tmp_path / "t" / ".hoodie" / "lock"
+    opts = {**JAVA_OCC, "hoodie.metadata.enable": "true"}
+    java.upsert(p, [row("k0", 1, 10, 1), row("k1", 1, 10, 1)], options=opts)
+    for n in (2, 3):
+        java.upsert(p, [row("k1", n, 11, n)], options=opts)
+    assert (tmp_path / "t" / ".hoodie" / "metadata").is_dir()
+
+    def plan():
+        java.run_compaction(p, mode="schedule", options=opts)
+        return [i.timestamp for i in Timeline.load(Storage(p)).pending_compactions][0]
+
+    first = plan()
+    ours = _our_lock("fs", p, OCC)
+    assert ours.try_lock(0)
+    try:
+        assert java.run_compaction(p, first, options=opts, lock_in_procedure=False) == [first]
+        assert ours.still_held()  # ours untouched: Java took another lock
+    finally:
+        ours.close()
+    java.upsert(p, [row("k1", 4, 12, 4)], options=opts)
+    second = plan()
+    ours = _our_lock("fs", p, OCC)
+    assert ours.try_lock(0)
+    try:
+        with pytest.raises(JavaHudiError) as e:
+            java.run_compaction(p, second, options=opts)
+        assert e.value.mentions("HoodieLockException") and str(lock_file) in str(e.value), e.value
+        assert second not in _completed(p)
+        assert not lock_file.exists() and not ours.still_held()  # Java's close() deleted ours
+    finally:
+        ours.close()

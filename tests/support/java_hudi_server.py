@@ -405,6 +405,14 @@ class Server:
         args = [f"op => '{op}'", f"path => '{sql_str(path)}'"]
         if req.get("instant"):
             args.append(f"timestamp => {int(req['instant'])}")
+        lock = {k: v for k, v in (req.get("options") or {}).items()
+                if k.startswith("hoodie.write.lock.") or k == "hoodie.write.concurrency.mode"}
+        if lock and req.get("lock_in_procedure", True):
+            # the procedure's own options, not the session's: on a table with a metadata table,
+            # 0.14/0.15's run_compaction without a lock provider in them sets the file-system
+            # lock on <table>/.hoodie/.aux over the session's, a lock no writer shares (measured:
+            # a compaction completed while our lock on .hoodie/lock was held; 0.14 seed 137)
+            args.append("options => '" + ",".join(f"{k}={v}" for k, v in sorted(lock.items())) + "'")
         return self.call(path, f"CALL run_compaction({', '.join(args)})", req.get("options"))
 
     def op_run_clean(self, req):

@@ -34,8 +34,7 @@ def provider_for(storage, config: wc.WriteConfig) -> LockProvider | None:
         # class is not exclusive (0.14 answers "acquired" on a file another writer created between
         # its two checks; Hadoop's local file system checks, then opens) and its close() deletes
         # whoever's lock file is there; ours creates with O_EXCL semantics and tells by the file's
-        # bytes whether the lock is still its own (0.14 metadata-table loop, seed 137: a hosted
-        # write and a Java compaction in the metadata table's commit at once, both on Hudi's class)
+        # bytes whether the lock is still its own
         try:
             return FileSystemLock(storage, config)
         except LockProviderError:
