@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,6 @@ FIGURES = ("P1", "P2", "P2j", "S3", "P3", "P4", "P5", "P6")
 
 def _run(tmp_path: Path, *extra: str, env: dict | None = None) -> dict:
     out = tmp_path / "RESULTS.md"
-    t = time.monotonic()
     r = subprocess.run([sys.executable, "-m", "bench", "--smoke", "--output", str(out),
                         "--data-dir", str(tmp_path / "data"), *extra],
                        cwd=REPO, capture_output=True, text=True, timeout=300,
@@ -26,14 +24,12 @@ def _run(tmp_path: Path, *extra: str, env: dict | None = None) -> dict:
     assert r.returncode == 0, r.stderr[-3000:]
     assert out.exists()
     res = json.loads((tmp_path / "RESULTS.json").read_text())
-    res["_seconds"] = time.monotonic() - t
     res["_md"] = out.read_text()
     return res
 
 
 def test_bench_smoke_writes_every_figure(tmp_path):
     res = _run(tmp_path, "--no-spark")
-    assert res["_seconds"] < 60
     figs = {f["key"]: f for f in res["figures"]}
     assert tuple(figs) == FIGURES
     for key, f in figs.items():
