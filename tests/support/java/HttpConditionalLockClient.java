@@ -56,6 +56,10 @@ public class HttpConditionalLockClient implements StorageLockClient {
     return http.send(request, HttpResponse.BodyHandlers.ofByteArray());
   }
 
+  private HttpResponse<byte[]> get(String bucket, String key) throws Exception {
+    return send(HttpRequest.newBuilder(uri(bucket, key)).GET().build());
+  }
+
   @Override
   public Pair<LockUpsertResult, Option<StorageLockFile>> tryUpsertLockFile(StorageLockData data,
                                                                            Option<StorageLockFile> previous) {
@@ -88,7 +92,7 @@ public class HttpConditionalLockClient implements StorageLockClient {
   @Override
   public Pair<LockGetResult, Option<StorageLockFile>> readCurrentLockFile() {
     try {
-      HttpResponse<byte[]> r = send(HttpRequest.newBuilder(uri(bucket, key)).GET().build());
+      HttpResponse<byte[]> r = get(bucket, key);
       if (r.statusCode() == 404) {
         return Pair.of(LockGetResult.NOT_EXISTS, Option.empty());
       }
@@ -109,7 +113,7 @@ public class HttpConditionalLockClient implements StorageLockClient {
   public Option<String> readObject(String filePath, boolean checkExistsFirst) {
     try {
       Pair<String, String> bk = StorageLockClient.parseBucketAndPath(filePath);
-      HttpResponse<byte[]> r = send(HttpRequest.newBuilder(uri(bk.getLeft(), bk.getRight())).GET().build());
+      HttpResponse<byte[]> r = get(bk.getLeft(), bk.getRight());
       return r.statusCode() == 200 ? Option.of(new String(r.body(), StandardCharsets.UTF_8)) : Option.empty();
     } catch (Exception e) {
       return Option.empty();
