@@ -27,6 +27,7 @@ from typing import Any, Callable, Mapping
 import pyarrow.compute as pc
 
 from ..hudi.concurrency import jvm_metadata, transaction as commit_path
+from ..hudi.concurrency.conflicts import find_conflict
 from ..hudi import crash
 from ..hudi.protocol import heartbeat
 from ..hudi.timeline import layout
@@ -102,7 +103,8 @@ def schedule(
     # Java's scheduler under OCC, a write pending now (instant < C) that touches a file group of
     # the plan is refused at its commit by Hudi's conflict rule (ours by find_conflict, Java
     # 0.14/0.15's by its strategy: a pending compaction requested after it), and a failed write
-    # (LAZY keeps it pending until its heartbeat expires) does not hold the plan back. Versions
+    # (LAZY keeps it pending until its heartbeat expires) does not hold the plan back; one that
+    # completes before the plan is visible makes the last re-check withdraw it. Versions
     # 8/9 keep waiting: Java 1.1+ no longer refuses such a write, whose log then completes into
     # slice C, named before our copies (seen with the loop writer: older values read back)
     d = plan_decision(table, threshold_ms=threshold_ms, settings=rq.settings(),
@@ -299,7 +301,7 @@ def _publish_files(storage: Storage, planned_on: Timeline, plan: CompactionPlan,
     crashpoint("schedule.after-aux-plan")
     # re-checked just before the plan becomes visible: another scheduler may have won, and a
     # write that started after the listing may have put a log into a slice this plan closes
-    conflict = _planning_conflict(storage, planned_on, instant)
+    conflict = _planning_conflict(storage, planned_on, plan)
     crash.hook("schedule.after-recheck")
     registered = None
     if conflict is None:
@@ -342,15 +344,26 @@ def last_threshold_ms(table: HudiTable) -> int | None:
     return last_threshold(table)[0]
 
 
-def _planning_conflict(storage: Storage, planned_on: Timeline, instant: str) -> str | None:
-    """Why the plan made from ``planned_on`` may not be published now (None: it may)."""
-    now = Timeline.load(storage)
+def _planning_conflict(storage: Storage, planned_on: Timeline, plan: CompactionPlan) -> str | None:
+    """Why ``plan``, made from ``planned_on``, may not be published now (None: it may)."""
+    instant = plan.instant
+    table = HudiTable.load(storage)
+    now = table.timeline
     other = [i.timestamp for i in now.pending_compactions if i.timestamp != instant]
     if other:
         return f"conflict: compaction {other[0]} was scheduled concurrently"
     new = _new_writes(planned_on, now)
     if new:
         return f"conflict: write {new[0]} started while the plan was being made; schedule again"
+    # a write pending when the plan was made (version 6 under OCC does not wait for one) that
+    # completed since on a file group the plan closes: its log is neither in the plan's prefix nor
+    # among the copies in slice C (both were chosen among committed logs), and Hudi's conflict rule
+    # no longer stops it (it completed before the plan was visible): Java executing the plan would
+    # drop it (0.14 loop, seed 139: a Java write's log in slice B, lost)
+    if now.completed_write_times - planned_on.completed_write_times:
+        reason = find_conflict(table, planned_on, instant, {(op.partition, op.file_id) for op in plan.operations})
+        if reason:
+            return f"{reason} (it was pending when the plan was made); schedule again"
     return None
 
 

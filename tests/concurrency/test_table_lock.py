@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 
 import pyarrow as pa
@@ -272,3 +273,53 @@ def test_a_lock_deleted_under_its_holder_completes_nothing(tmp_path, monkeypatch
     done = [f for f in sorted(os.listdir(tmp_path / "t" / ".hoodie")) if f not in before and f.endswith(".deltacommit")]
     assert done == []
     assert sorted(Table(p).read().column("id").to_pylist()) == ["1"]
+
+
+def test_schedule_withdraws_a_plan_whose_pending_write_completed_before_it_was_visible(tmp_path):
+    """Version 6 under OCC: schedule does not wait for a pending write (Hudi's rule refuses it at
+    its commit once the plan is visible). One that completes between the planning and the plan's
+    last re-check, on a file group the plan closes, has its log neither in the plan's prefix nor
+    among slice C's copies (both are chosen among committed logs), and no rule stops it any more:
+    Java executing that plan drops it (0.14 loop, seed 139: a Java write's value lost). The
+    re-check withdraws the plan with a conflict naming the write; the next schedule plans with its
+    log, and the executed plan keeps its value."""
+    p = _table(tmp_path, **OCC_FS)
+    write_batch(p, _rows(1, 2))
+    write_batch(p, _rows(1, ts=2, v="log1"))
+    gate, done = threading.Event(), {}
+
+    def paused(_point):
+        if not done:
+            done["paused"] = True
+            assert gate.wait(60)
+
+    def pending_write():
+        with crash.hooked("write.before-commit", paused):
+            done["w"] = write_batch(p, _rows(1, ts=3, v="pending"))
+
+    w = threading.Thread(target=pending_write)
+    w.start()
+    while not done.get("paused"):
+        assert w.is_alive()
+        time.sleep(0.01)
+    pending = [i.timestamp for i in Timeline.load(Storage(p)).pending_writes]
+    assert len(pending) == 1
+
+    def complete_the_write(_point):  # planning's view is listed; the write completes, then it plans
+        gate.set()
+        w.join(60)
+
+    try:
+        with crash.hooked("schedule.instant-time", complete_the_write):
+            first = Table(p).compaction.schedule("1h")
+    finally:
+        gate.set()
+        w.join(60)
+    assert done["w"].instant == pending[0] in Timeline.load(Storage(p)).completed_write_times
+    assert first.instant is None and first.reason.startswith("conflict") and pending[0] in first.reason, first
+    assert not Timeline.load(Storage(p)).pending_compactions  # nothing published
+    again = Table(p).compaction.schedule("1h")
+    assert again.instant and again.reason == "scheduled", again
+    Table(p).compaction.execute(again.instant)
+    got = dict(zip(Table(p).read().column("id").to_pylist(), Table(p).read().column("v").to_pylist()))
+    assert got == {"1": "pending", "2": "a"}
