@@ -66,6 +66,7 @@ def test_bench_p7_without_java_hudi_is_a_skipped_figure(tmp_path):
     assert _run(tmp_path, "--only", "P7", "--no-java")["figures"] == []
 
 
+@pytest.mark.slow
 @pytest.mark.spark
 def test_bench_smoke_spark(tmp_path):
     res = _run(tmp_path, "--only", "Spark")
