@@ -45,7 +45,7 @@ from ..hudi.table.hudi_table import HudiTable
 from ..hudi.timeline.active import AUX_DIR, Action, Instant, State, Timeline, iter_write_stats
 from . import guard, intents
 from .flips import flip_safe_selection, may_flip
-from ..hudi.etc_keys import PLANNING_SECONDS as K_PLANNING
+from ..hudi.etc_keys import PLANNING_LISTING as K_LISTING, PLANNING_SECONDS as K_PLANNING
 from .plans import (
     K_COMPACTION_TIME,
     K_ET_FIELD,
@@ -96,6 +96,7 @@ def schedule(
                   strategy=strategy, exact_split=exact_split, event_time_field=event_time_field,
                   storage_options=storage_options)
     table, threshold_ms = rq.table, rq.threshold_ms
+    table.listed = _metadata_listing(rq.storage)
 
     def no(reason: str, outcome: Outcome = Outcome.CONFLICT, pending: str | None = None) -> ScheduleResult:
         return ScheduleResult(None, iso_ms(threshold_ms), threshold_ms, reason, 0, outcome, pending)
@@ -152,6 +153,7 @@ def schedule(
         K_PRECREATED: "true",
     }
     extra[K_PLANNING] = f"{time.monotonic() - t_start:.3f}"
+    extra[K_LISTING] = "storage" if table.listed is None else "metadata-table"
     plan = CompactionPlan(instant, tuple(ops), extra)
     with _gc_paused():  # publishing makes a few objects per re-exposed log too (names, staged names, pool chunks)
         conflict = _publish(rq.storage, table.timeline, plan, rq.mode,
@@ -159,6 +161,22 @@ def schedule(
     if conflict is not None:
         return no(conflict)
     return ScheduleResult(instant, iso_ms(threshold_ms), threshold_ms, "scheduled", len(ops))
+
+
+def _metadata_listing(storage: Storage) -> dict[str, dict[str, int]] | None:
+    """Planning's file listing from the table's metadata table, where this run can read it
+    (Spark-hosted, its ``files`` partition built): one read of the metadata table instead of a
+    listing of every partition folder (on an object store a request per 1,000 files and per
+    folder level; bench/RESULTS.md, M2). It holds the files of completed instants only, which is
+    all a plan is made of: a write pending at planning is handled through the timeline, and the
+    leftovers a killed command of ours left (on no timeline, so in no committed slice) are not
+    seen here; they are swept by the commands that list storage (clean, validate, the sensor's
+    intents). ``HUDI_ETC_FILE_LISTING=storage``: list storage anyway. None: list storage."""
+    if os.environ.get("HUDI_ETC_FILE_LISTING", "").strip().lower() == "storage":
+        return None
+    if not jvm_metadata.listing_readable(storage):
+        return None
+    return jvm_metadata.listing(storage)
 
 
 def plan_decision(table: HudiTable, *, threshold_ms: int, settings: Mapping[str, str] | None = None,

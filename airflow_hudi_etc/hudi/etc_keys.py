@@ -38,6 +38,8 @@ EXACT_SPLIT = PREFIX + "exact.split"
 #: the plan was published, so any executor, Java's included, yields a correct slice C
 LINKS_PRECREATED = PREFIX + "links.precreated"
 PLANNING_SECONDS = PREFIX + "planning.seconds"
+#: where planning listed the table's files: "metadata-table" or "storage"
+PLANNING_LISTING = PREFIX + "planning.listing"
 
 # ---- compaction commits
 LINK_OPERATIONS = PREFIX + "link.operations"

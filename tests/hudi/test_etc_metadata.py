@@ -20,6 +20,7 @@ COMMIT = {
     "hoodie.etc.exact.split": "TRUE",
     "hoodie.etc.links.precreated": "true",
     "hoodie.etc.planning.seconds": "0.25",
+    "hoodie.etc.planning.listing": "metadata-table",
     "hoodie.etc.link.operations": '[{"link":"p/.f_2_log.1_999999999-0-0","target":"p/.f_1.log.2_0-1-2"},3]',
     "hoodie.etc.execution.seconds": "1.5",
     "hoodie.etc.remaining.log.files": "2",
@@ -37,7 +38,7 @@ def test_commit_extra_reads_every_key():
                                data_latency_ms=7200000, compaction_time="2023-11-15T00:13:20.123+00:00",
                                strategy="event-time", link_mode="copy", event_time_source="write-stats",
                                event_time_field=None, exact_split=True, links_precreated=True,
-                               planning_seconds=0.25)
+                               planning_seconds=0.25, planning_listing="metadata-table")
     assert x.link_operations == ({"link": "p/.f_2_log.1_999999999-0-0", "target": "p/.f_1.log.2_0-1-2"},)
     assert x.figures == ExecutionFigures(execution_seconds=1.5, remaining_log_files=2, remaining_log_bytes=4096,
                                          remaining_min_event_time_ms=1700000000124, compacted_log_files=3,

@@ -146,3 +146,23 @@ def test_latest_slices_follow_the_model():
         got = [((s.partition, s.file_id), s.base_instant, s.base_file.name if s.base_file else None,
                 [x.name for x in s.log_files]) for s in view.latest_slices()]
         assert got == _model_latest(groups, tl)
+
+
+def test_a_listing_from_the_metadata_table_replaces_the_storage_listing(tmp_path):
+    """``listed`` (the metadata table's {partition: {name: size}}) is the whole listing: a file
+    only on storage (a leftover no commit wrote) is not in the view, a file only in the listing
+    is, with its size; a partition asked for that the listing lacks is listed from storage."""
+    st = Storage(str(tmp_path))
+    for rel in ("a/.hoodie_partition_metadata", "a/f1_0-1-0_20240101000000001.parquet", "a/.f1_20240101000000001.log.2_0-1-0",
+                "b/.hoodie_partition_metadata", "b/f2_0-1-0_20240101000000001.parquet"):
+        os.makedirs(os.path.dirname(tmp_path / rel), exist_ok=True)
+        (tmp_path / rel).write_bytes(b"x")
+    tl = Timeline.from_file_names([Instant("20240101000000001", Action.DELTA_COMMIT, State.COMPLETED).file_name(),
+                                   Instant("20240101000000002", Action.DELTA_COMMIT, State.COMPLETED).file_name()])
+    listed = {"a": {"f1_0-1-0_20240101000000001.parquet": 40, ".f1_20240101000000001.log.1_0-1-0": 7}}
+    view = fsview.FileSystemView.load(st, tl, listed=listed)
+    got = {(s.partition, s.file_id): (s.base_file.name, s.base_file.size, [(x.name, x.size) for x in s.log_files])
+           for s in view.latest_slices()}
+    assert got == {("a", "f1"): ("f1_0-1-0_20240101000000001.parquet", 40, [(".f1_20240101000000001.log.1_0-1-0", 7)])}
+    view = fsview.FileSystemView.load(st, tl, ["a", "b"], listed=listed)
+    assert sorted((s.partition, s.file_id) for s in view.latest_slices()) == [("a", "f1"), ("b", "f2")]

@@ -358,3 +358,47 @@ def test_a_table_only_we_write_keeps_its_metadata_table_exact(java_hudi, tmp_pat
     _check_mdt(java, path, model)
     v = _ok(java.etc("validate", "--path", path), "validate")
     assert v["ok"] and v["metadata_table"]["checked"], (v["problems"], v["metadata_table"])
+
+
+@pytest.mark.parametrize("line,version", [pytest.param(line, v, marks=() if line in CI_LINES else pytest.mark.slow,
+                                                       id=f"{line}-v{v}") for line, v in LINES])
+def test_planning_lists_the_files_through_the_metadata_table(java_hudi, tmp_path, line, version):
+    """Spark-hosted, schedule lists the table's files through Hudi's metadata reader, as Java's
+    readers do: a log on storage that the MDT does not know (a byte copy under a new version,
+    named with a completed instant) is in no plan, as it is in no Java read; with
+    ``HUDI_ETC_FILE_LISTING=storage`` the storage listing has it. The plan says which listing it
+    used; Java executing it leaves what the model holds."""
+    from airflow_hudi_etc.hudi.logformat import names as lfn
+    from airflow_hudi_etc.hudi.protocol.plan import read_plan
+    from airflow_hudi_etc.hudi.storage import Storage
+    from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+
+    java = java_hudi(line)
+    path, model = _java_table(java, tmp_path)
+    java.upsert(path, [row("k1", 2, 3, 11)], options=MDT_ON)
+    model["k1"] = 11.0
+    logs = sorted(n for n in os.listdir(f"{path}/sf") if ".log." in n and not n.endswith(".crc"))
+    assert logs, os.listdir(f"{path}/sf")
+    src = lfn.parse_log_file_name(logs[-1])
+    stray = f".{src.file_id}_{src.base_instant}.log.{src.version + 5}_{src.write_token}"
+    with open(f"{path}/sf/{logs[-1]}", "rb") as f, open(f"{path}/sf/{stray}", "wb") as g:
+        g.write(f.read())
+    args = ("schedule", "--path", path, "--data-latency", "0s", "--compaction-time", "2026-01-01T03:30:00Z",
+            "--event-time-field", "event_time")
+    storage = Storage(path)
+    meta_dir = HudiTable.load(path).config.timeline_dir
+
+    def plan_logs(sched):
+        p = read_plan(storage, sched["instant"], meta_dir)
+        return p.extra.get("hoodie.etc.planning.listing"), {n for op in p.operations for n in op.compact_logs}
+
+    listed_storage = _ok(java.etc(*args, env={"HUDI_ETC_FILE_LISTING": "storage"}), "schedule (storage)")
+    listing, compacted = plan_logs(listed_storage)
+    assert listing == "storage" and stray in compacted, (listing, compacted)
+    _ok(java.etc("unschedule", "--path", path, "--instant", listed_storage["instant"]), "unschedule")
+    sched = _ok(java.etc(*args), "schedule")
+    listing, compacted = plan_logs(sched)
+    assert listing == "metadata-table" and stray not in compacted and logs[-1] in compacted, (listing, compacted)
+    os.remove(f"{path}/sf/{stray}")
+    java.run_compaction(path, sched["instant"], options=MDT_ON)
+    _check_mdt(java, path, model)

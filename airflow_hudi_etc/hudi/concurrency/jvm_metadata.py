@@ -329,6 +329,15 @@ class MetadataWriter:
             pass
 
 
+def listing_readable(storage) -> bool:
+    """Can this run list the table's files through its metadata table: Spark-hosted with Hudi's
+    reader on the classpath, and the ``files`` partition built (listed, not inflight)?"""
+    if "jvm" not in _JVM:
+        return False
+    props = _props(storage)
+    return "files" in split_partitions(props.get(K_PARTITIONS)) and "files" not in split_partitions(props.get(K_INFLIGHT))
+
+
 def listing(storage) -> dict[str, dict[str, int]]:
     """The metadata table's file listing, read by Hudi's own reader of the bundle in the driver
     JVM (``HoodieBackedTableMetadata``): {partition ("" unpartitioned): {file name: size}}."""

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from operator import attrgetter
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from ..logformat.names import _LOG_FILE_RE, parse_log_file_name, log_file_sort_key
 from ..storage import FileInfo, Storage
@@ -334,9 +334,16 @@ class FileSystemView:
 
     @classmethod
     def load(cls, storage: Storage, timeline: Timeline, partitions: Iterable[str] | None = None, *,
-             sizes: bool = True) -> "FileSystemView":
-        """``sizes=False``: file sizes may be left unknown (-1) where they would cost a stat each."""
-        if partitions is None:
+             sizes: bool = True, listed: Mapping[str, Mapping[str, int]] | None = None) -> "FileSystemView":
+        """``sizes=False``: file sizes may be left unknown (-1) where they would cost a stat each.
+        ``listed``: the files of every partition ({partition: {file name: size}}) from a source
+        other than storage (the metadata table's listing): no folder is listed then (a partition
+        asked for that it lacks is listed from storage)."""
+        partitions = None if partitions is None else tuple(partitions)
+        if listed is not None:
+            listed = {p: (list(files), list(files.values()), set()) for p, files in listed.items()
+                      if partitions is None or p in partitions}
+        elif partitions is None:
             listed = _walk_partitions(storage, sizes)
         elif sizes:
             listed = {}

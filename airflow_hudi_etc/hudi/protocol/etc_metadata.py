@@ -57,6 +57,7 @@ _PLAN_FIELDS: dict[str, tuple[str, Any]] = {
     "exact_split": (keys.EXACT_SPLIT, keys.is_true),
     "links_precreated": (keys.LINKS_PRECREATED, keys.is_true),
     "planning_seconds": (keys.PLANNING_SECONDS, _float),
+    "planning_listing": (keys.PLANNING_LISTING, _str),
 }
 
 _COMMIT_FIELDS: dict[str, tuple[str, Any]] = {
@@ -86,7 +87,8 @@ def _write(fields: Mapping[str, tuple[str, Any]], obj) -> dict[str, str]:
 class PlanExtra:
     """How a plan was made: the threshold (epoch ms and ISO), the data latency, the compaction
     time, the strategy, the link mode, where event times came from, exact split, whether the
-    re-exposed logs were created before the plan was published, the planning time."""
+    re-exposed logs were created before the plan was published, the planning time and where
+    planning listed the files ("metadata-table" or "storage")."""
 
     threshold_ms: int | None = None
     threshold: str | None = None
@@ -99,6 +101,7 @@ class PlanExtra:
     exact_split: bool = False
     links_precreated: bool = False
     planning_seconds: float | None = None
+    planning_listing: str | None = None
 
     @classmethod
     def from_extra(cls, extra: Mapping[str, Any] | None) -> "PlanExtra":

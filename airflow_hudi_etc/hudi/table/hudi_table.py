@@ -72,6 +72,9 @@ class HudiTable:
         self.storage = storage
         self.config = config
         self.timeline = timeline
+        #: the files of every partition ({partition: {file name: size}}) when they come from
+        #: another source than listing storage (the metadata table's listing): see file_system_view
+        self.listed: Mapping[str, Mapping[str, int]] | None = None
 
     @classmethod
     def load(cls, path: str | Storage, storage_options: Mapping[str, Any] | None = None) -> "HudiTable":
@@ -152,8 +155,10 @@ class HudiTable:
 
     # ------------------------------------------------------------ file system view
     def file_system_view(self, partitions: Iterable[str] | None = None, *, sizes: bool = True) -> FileSystemView:
-        """``sizes=False``: local file sizes are left unknown (-1) instead of one stat per file."""
-        view = FileSystemView.load(self.storage, self.timeline, partitions, sizes=sizes)
+        """``sizes=False``: local file sizes are left unknown (-1) instead of one stat per file.
+        From :attr:`listed` when set (only files of completed instants there: what a view of
+        committed slices needs, not what a sweep of leftovers does), else from storage."""
+        view = FileSystemView.load(self.storage, self.timeline, partitions, sizes=sizes, listed=self.listed)
         return view.with_replaced(self.replaced_file_groups())
 
     def pending_compaction_groups(self) -> dict[tuple[str, str], str]:
