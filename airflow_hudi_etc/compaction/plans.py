@@ -419,7 +419,10 @@ def remove_orphan_links(table: HudiTable, grace: _dt.timedelta = ORPHAN_GRACE,
     storage = table.storage
     removed = finish_stale_intents(storage, table.config, only_instant=only_instant)
     cutoff = format_instant(_dt.datetime.now(_dt.timezone.utc) - grace, table.timeline_zone)
-    if table.profile.slices_by_completion_time:  # the view drops files of instants not completed: list storage
+    # the view drops files of instants not completed: list storage; not when the table's listing
+    # comes from its metadata table (schedule, Spark-hosted): a leftover it does not list is
+    # invisible to every reader, and the commands that list storage sweep it
+    if table.profile.slices_by_completion_time and table.listed is None:
         logs = all_log_files_listed(storage)
     else:
         view = view if view is not None else table.file_system_view(sizes=False)

@@ -170,8 +170,8 @@ def _metadata_listing(storage: Storage) -> dict[str, dict[str, int]] | None:
     folder level; bench/RESULTS.md, M2). It holds the files of completed instants only, which is
     all a plan is made of: a write pending at planning is handled through the timeline, and the
     leftovers a killed command of ours left (on no timeline, so in no committed slice) are not
-    seen here; they are swept by the commands that list storage (clean, validate, the sensor's
-    intents). ``HUDI_ETC_FILE_LISTING=storage``: list storage anyway. None: list storage."""
+    seen here (the intents of killed schedules name their files; validate, listing storage,
+    reports any other). ``HUDI_ETC_FILE_LISTING=storage``: list storage anyway. None: list storage."""
     if os.environ.get("HUDI_ETC_FILE_LISTING", "").strip().lower() == "storage":
         return None
     if not jvm_metadata.listing_readable(storage):
