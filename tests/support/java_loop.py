@@ -30,6 +30,7 @@ from pathlib import Path
 from airflow_hudi_etc.api import Table
 from airflow_hudi_etc.hudi import crash
 from airflow_hudi_etc.hudi.errors import HudiEtcError
+from airflow_hudi_etc.hudi.logformat.names import parse_log_file_name
 from airflow_hudi_etc.hudi.storage import Storage
 from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
 from airflow_hudi_etc.hudi.timeline.active import State
@@ -345,7 +346,7 @@ class LoopWorld(JavaWorld):
         storage it does not list is explained: empty (the exact-split placeholder, never
         registered) or holding no data of a completed instant (what a killed command or a failed
         Java write left, read by no one: a base file of a pending execution, a log whose blocks
-        are all of uncompleted writes). Copies in slice C hold completed writes' blocks: listed. Then Java's snapshot read through it (data skipping
+        are all of uncompleted writes, a killed schedule's copies in a slice C its intent names). Copies in slice C hold completed writes' blocks: listed. Then Java's snapshot read through it (data skipping
         on) equals the model."""
         if not (self.path / ".hoodie" / "metadata").is_dir():
             return  # not built yet (Java builds it on a commit with no other write pending)
@@ -354,6 +355,12 @@ class LoopWorld(JavaWorld):
         tl = self.timeline()
         completed = {i.timestamp for i in tl.instants if i.is_completed}
         plans = {i.timestamp for i in self.pending_compactions()}
+        # a killed schedule's copies: in a slice C on no timeline, named by its intent (registered
+        # only just before a plan is published; every reader listing through the MDT skips them,
+        # and the intent's owner or the next command removes them)
+        intents = self.path / ".hoodie" / ".aux" / "hudi-etc" / "intents"
+        dead = ({f.name.split(".")[0] for f in intents.glob("*.json")} if intents.is_dir() else set()) - {
+            i.timestamp for i in tl.instants}
         for part in sorted(set(listed) | {d.name for d in self.path.iterdir() if d.is_dir() and not d.name.startswith(".")}):
             d = self.path / part
             on_disk = {f.name: f.stat().st_size for f in d.iterdir()} if d.is_dir() else {}
@@ -363,6 +370,9 @@ class LoopWorld(JavaWorld):
             gone = sorted(mdt - set(data))
             assert not gone, f"the metadata table lists files storage no longer has in {part}: {gone}"
             for n in sorted(set(data) - mdt):
+                parsed = parse_log_file_name(n)
+                if parsed is not None and parsed.base_instant in dead:
+                    continue
                 written = _written_by(d / n)
                 assert data[n] == 0 or not written & completed, (
                     f"{part}/{n} ({data[n]} bytes, written by {sorted(written)}: "
