@@ -33,7 +33,7 @@ from ..hudi.protocol import heartbeat
 from ..hudi.timeline import layout
 from ..hudi import logformat as lf
 from ..hudi.crash import crashpoint
-from ..hudi.errors import InstantExistsError, InvalidTimelineError, UnsupportedFeatureError
+from ..hudi.errors import InstantExistsError, InvalidTimelineError, MetadataTablePresentError, UnsupportedFeatureError
 from ..hudi.format import JSON_COMMITS
 from ..hudi.protocol.plan import CompactionPlan, LINK_TOKEN, LinkOp, Operation, SPLIT_LOG_VERSION, operation
 from ..hudi.config.properties import load_table_config
@@ -176,7 +176,16 @@ def _metadata_listing(storage: Storage) -> dict[str, dict[str, int]] | None:
         return None
     if not jvm_metadata.listing_readable(storage):
         return None
-    return jvm_metadata.listing(storage)
+    for _ in range(2):
+        try:
+            return jvm_metadata.listing(storage)
+        except MetadataTablePresentError:
+            # Hudi's reader reads the data timeline's instants (rollbacks among them) as it goes:
+            # one archived by a Java writer meanwhile fails it (seen with 0.15 in the loop, seed
+            # 105: "Could not read commit details from ...rollback"); a fresh reader sees the new
+            # timeline. Then storage is listed, as before (the plan says so: planning.listing)
+            continue
+    return None
 
 
 def plan_decision(table: HudiTable, *, threshold_ms: int, settings: Mapping[str, str] | None = None,

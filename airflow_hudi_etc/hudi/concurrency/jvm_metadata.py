@@ -369,6 +369,8 @@ def listing(storage) -> dict[str, dict[str, int]]:
             for st in md.getAllFilesInPartition(path_of(full)):
                 files[str(st.getPath().getName())] = int(size_of(st))
             out[rel] = files
+    except Exception as e:  # noqa: BLE001 - e.g. an instant archived while Hudi's reader read it
+        raise MetadataTablePresentError(f"Hudi's metadata reader failed: {_java_causes(e)}") from None
     finally:
         md.close()
     return out
