@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(HERE))  # the project root, when run from els
 from . import figures as F  # noqa: E402
 from .java_peer import LINES as JAVA_LINES  # noqa: E402
 from .lock import l1_next_to_a_streaming_writer  # noqa: E402
-from .metadata import m1_metadata_table_cost  # noqa: E402
+from .metadata import m1_metadata_table_cost, m2_metadata_listing  # noqa: E402
 from .p7 import p7_peer  # noqa: E402
 from .report import write_report  # noqa: E402
 
@@ -46,6 +46,9 @@ class Config:
     p7_lines: tuple[str, ...]
     l1_attempts: int = 10
     m1_rounds: int = 8
+    m2_groups: int = 10_000
+    m2_partitions: int = 100
+    m2_reps: int = 2
     spark: bool = True
 
 
@@ -53,13 +56,14 @@ FULL = dict(reps=3, p1_rows=1_000_000, p2_groups=10_000, p2_scan_groups=1_000, p
             s3_copies=400, p3_instants=10_000, p5_rows=200_000, spark_rows=(1_000, 200_000, 1_000_000),
             p7_rows=1_000_000, p7_reps=2, p7_lines=("0.15", "0.14", "1.0"))
 SMOKE = dict(reps=1, p1_rows=20_000, p2_groups=200, p2_scan_groups=50, p2_java_groups=4, p2_java_records=50, s3_copies=20,
-             p3_instants=300, p5_rows=5_000, spark_rows=(500, 2_000, 8_000), p7_rows=4_000, p7_reps=1, p7_lines=("0.15",), l1_attempts=1, m1_rounds=2)
+             p3_instants=300, p5_rows=5_000, spark_rows=(500, 2_000, 8_000), p7_rows=4_000, p7_reps=1, p7_lines=("0.15",), l1_attempts=1, m1_rounds=2,
+             m2_groups=200, m2_partitions=4, m2_reps=1)
 
-ALL = ("P1", "P2", "P2j", "S3", "P3", "P4", "P5", "P6", "P7", "L1", "M1", "Spark", "Cluster")
+ALL = ("P1", "P2", "P2j", "S3", "P3", "P4", "P5", "P6", "P7", "L1", "M1", "M2", "Spark", "Cluster")
 RUN = {"P1": F.p1_merge_kernel, "P2": F.p2_planning, "P2j": F.p2_without_stats, "S3": F.s3_copies, "P3": F.p3_readiness, "P4": F.p4_reads,
        "P5": F.p5_write_amplification, "P6": F.p6_memory, "Spark": F.spark_end_to_end,
        "Cluster": F.cluster_vs_local, "P7": p7_peer, "L1": l1_next_to_a_streaming_writer,
-       "M1": m1_metadata_table_cost}
+       "M1": m1_metadata_table_cost, "M2": m2_metadata_listing}
 
 
 def main(argv=None) -> int:
@@ -89,9 +93,9 @@ def main(argv=None) -> int:
             ap.error(f"--java-lines: unknown {unknown}; use some of {', '.join(JAVA_LINES)}")
     wanted = [x.strip() for x in a.only.split(",")] if a.only else list(ALL)
     if a.no_spark:
-        wanted = [w for w in wanted if w not in ("Spark", "Cluster", "P7", "L1", "M1")]
+        wanted = [w for w in wanted if w not in ("Spark", "Cluster", "P7", "L1", "M1", "M2")]
     if a.no_java:
-        wanted = [w for w in wanted if w not in ("P7", "L1", "M1")]
+        wanted = [w for w in wanted if w not in ("P7", "L1", "M1", "M2")]
     results = []
     t_all = time.perf_counter()
     work = tempfile.mkdtemp(prefix="hudi-etc-bench-")

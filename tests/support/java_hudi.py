@@ -300,15 +300,19 @@ class JavaHudi:
 
     # ------------------------------------------------------------------ writes
     def write(self, path, rows, *, operation: str = "upsert", schema: str | None = None,
-              inline_compaction: bool = False, options: dict | None = None, timeout: float | None = None) -> str | None:
+              inline_compaction: bool = False, options: dict | None = None, timeout: float | None = None,
+              spark_partitions: int | None = None) -> str | None:
         """A Spark datasource write of ``rows``; returns its instant (None: nothing completed).
 
         Options come from the table's hoodie.properties; ``options`` adds Java settings
-        (archival/clean: ``hoodie.keep.min.commits``, ``hoodie.cleaner.commits.retained``...)."""
+        (archival/clean: ``hoodie.keep.min.commits``, ``hoodie.cleaner.commits.retained``...).
+        ``spark_partitions``: the rows spread round-robin over that many Spark partitions (a
+        bulk insert without sorting writes a file per partition of the table per task)."""
         rows = list(rows)
         res = self.request("write", path=str(path), rows=[{k: _jsonable(v) for k, v in r.items()} for r in rows],
                            schema=schema or schema_ddl(rows), operation=operation,
-                           inline_compaction=inline_compaction, options=options or {}, timeout=timeout)
+                           inline_compaction=inline_compaction, options=options or {}, timeout=timeout,
+                           spark_partitions=spark_partitions)
         writes = [t for t, a in res["instants"] if a in ("deltacommit", "commit")]
         self.last_instants = res["instants"]
         return writes[0] if writes else None

@@ -111,10 +111,17 @@ class Server:
         from pyspark.sql import SparkSession
 
         wh = os.path.join(self.workdir, "warehouse")
+        # HUDI_ETC_JAVA_SPARK_CONF: more of the session's conf, a JSON object (the bench's s3a
+        # settings and jars for an S3-compatible server: its "spark.jars" come after the bundle)
+        extra = json.loads(os.environ.get("HUDI_ETC_JAVA_SPARK_CONF") or "{}")
+        jars = ",".join([self.jar] + [j for j in str(extra.pop("spark.jars", "")).split(",") if j])
+        builder = SparkSession.builder
+        for k, v in extra.items():
+            builder = builder.config(k, str(v))
         self.spark = (
-            SparkSession.builder.master("local[1]")
+            builder.master("local[1]")
             .appName(f"java-hudi-{self.line}")
-            .config("spark.jars", self.jar)
+            .config("spark.jars", jars)
             .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
             .config("spark.kryo.registrator", "org.apache.spark.HoodieSparkKryoRegistrar")
             .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
@@ -249,6 +256,8 @@ class Server:
         data = [tuple(conv[f.name](r.get(f.name)) if f.name in conv else r.get(f.name) for f in schema.fields)
                 for r in req["rows"]]
         df = self.spark.createDataFrame(data, schema)
+        if req.get("spark_partitions"):
+            df = df.repartition(int(req["spark_partitions"]))
         opts = self.write_options(path, operation, bool(req.get("inline_compaction", False)), req.get("options"))
         before = completed_instants(path)
         df.write.format("hudi").options(**opts).mode("append").save(path)
