@@ -96,7 +96,6 @@ def schedule(
                   strategy=strategy, exact_split=exact_split, event_time_field=event_time_field,
                   storage_options=storage_options)
     table, threshold_ms = rq.table, rq.threshold_ms
-    table.listed = _metadata_listing(rq.storage)
 
     def no(reason: str, outcome: Outcome = Outcome.CONFLICT, pending: str | None = None) -> ScheduleResult:
         return ScheduleResult(None, iso_ms(threshold_ms), threshold_ms, reason, 0, outcome, pending)
@@ -120,6 +119,8 @@ def schedule(
     with _gc_paused():  # the view is most of planning's objects: the collector is paused from its listing on
         # one listing serves both (orphans sit in slices on no timeline: never among the latest)
         # sizes only where the listing carries them (_plan_operations stats the logs it compacts)
+        # read only once a plan is to be made: a retry that waits for a write lists nothing
+        table.listed = _metadata_listing(rq.storage)
         view = table.file_system_view(sizes=False)
         if remove_orphan_links(table, view=view):  # (an orphan slice C the archiver passed looked latest)
             view = table.file_system_view(sizes=False)
