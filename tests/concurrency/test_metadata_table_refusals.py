@@ -59,3 +59,20 @@ def test_with_the_jvm_what_cannot_be_kept_exact_is_refused(storage, monkeypatch,
 def test_with_the_jvm_the_default_indexes_pass(storage, monkeypatch, props):
     monkeypatch.setattr(jvm_metadata, "available", lambda: True)
     jvm_metadata.require_writable(storage, props)
+
+
+def test_the_metadata_tables_answers_are_filed_under_their_own_partition():
+    # Hudi's reader answers per folder it was asked about, in its own spelling of the scheme;
+    # fixed cases: nested partitions, a partition named like the end of another, the table's
+    # own folder for an unpartitioned table, and a folder that is none of them
+    base = "s3://bucket/warehouse/t1"
+    rels = ["dt=2024-01-01", "a/dt=2024-01-01", "a", ""]
+    assert jvm_metadata._partition_of("s3a://bucket/warehouse/t1/dt=2024-01-01", base, rels) == "dt=2024-01-01"
+    assert jvm_metadata._partition_of("s3a://bucket/warehouse/t1/a/dt=2024-01-01/", base, rels) == "a/dt=2024-01-01"
+    assert jvm_metadata._partition_of("s3a://bucket/warehouse/t1/a", base, rels) == "a"
+    assert jvm_metadata._partition_of("s3a://bucket/warehouse/t1", base, rels) == ""
+    assert jvm_metadata._partition_of("file:/tmp/t1", "file:///tmp/t1", [""]) == ""
+    with pytest.raises(MetadataTablePresentError):
+        jvm_metadata._partition_of("s3a://bucket/warehouse/t1/b", base, rels)
+    with pytest.raises(MetadataTablePresentError):  # no unpartitioned folder was asked for
+        jvm_metadata._partition_of("s3a://bucket/warehouse/t1", base, ["a"])

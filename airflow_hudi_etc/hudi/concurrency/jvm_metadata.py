@@ -332,7 +332,10 @@ class MetadataWriter:
 
 def listing_readable(storage) -> bool:
     """Can this run list the table's files through its metadata table: Spark-hosted with Hudi's
-    reader on the classpath, and the ``files`` partition built (listed, not inflight)?"""
+    reader on the classpath, and the ``files`` partition built (listed, not inflight)? Reads
+    hoodie.properties afresh (one small read): the request's copy is from before planning waited
+    for a pending write, and a Java writer rebuilding the metadata table meanwhile marks ``files``
+    inflight there, when its listing is not to be trusted."""
     if "jvm" not in _JVM:
         return False
     props = _props(storage)
@@ -369,8 +372,7 @@ def listing(storage) -> dict[str, dict[str, int]]:
         # one lookup of every partition's record (per partition: a reader opened each time)
         got = md.getAllFilesInPartitions(asked) if rels else None
         for entry in (got.entrySet() if got is not None else ()):
-            key = str(entry.getKey()).rstrip("/")
-            rel = max((r for r in rels if r and key.endswith("/" + r)), key=len, default="")
+            rel = _partition_of(str(entry.getKey()), base, rels)
             out[rel] = _names_and_sizes(entry.getValue(), size_of)
         for rel in rels:
             out.setdefault(rel, {})
@@ -379,6 +381,22 @@ def listing(storage) -> dict[str, dict[str, int]]:
     finally:
         md.close()
     return out
+
+
+def _partition_of(key: str, base: str, rels: list[str]) -> str:
+    """The partition (table-relative) of a folder Hudi's reader answered for: the longest
+    partition it ends with (Hudi may spell the scheme differently: ``s3a://`` for ``s3://``,
+    ``file:/`` for ``file:///``), or "" for the table's own folder. A folder that is neither is
+    a typed error (the caller then lists storage): never a partition's files filed under another."""
+    key = key.rstrip("/")
+    rel = max((r for r in rels if r and key.endswith("/" + r)), key=len, default=None)
+    if rel is not None:
+        return rel
+    tail = base.rstrip("/").split("://", 1)[-1].lstrip("/")
+    if "" in rels and key.split(":", 1)[-1].lstrip("/").endswith(tail):
+        return ""
+    raise MetadataTablePresentError(f"Hudi's metadata reader answered for {key}, which is none of the "
+                                    f"{len(rels)} partitions it listed under {base}")
 
 
 #: a listed file in Java's text of it: Hadoop's FileStatus (0.14: "path=P; isDirectory=false;
