@@ -246,8 +246,11 @@ def m2_metadata_listing(cfg, work: str) -> Figure:
         def planned(listing: str) -> tuple[float, float, int]:
             e = {**env, **({"HUDI_ETC_FILE_LISTING": "storage"} if listing == "storage" else {})}
             t = time.perf_counter()
+            prof = os.environ.get("BENCH_PROFILE_DIR")  # a cProfile of each schedule, to read where it goes
+            prof = os.path.join(prof, f"m2-{listing}-{len(runs[listing]) if runs else 'warm'}.prof") if prof else None
             res = java.etc("schedule", "--path", path, "--data-latency", "0s", "--compaction-time",
-                           "2026-01-02T00:00:00Z", "--event-time-field", "event_time", env=e, timeout=3600)
+                           "2026-01-02T00:00:00Z", "--event-time-field", "event_time", env=e, timeout=3600,
+                           profile=prof)
             wall = time.perf_counter() - t
             assert res["rc"] == 0 and res["answer"]["reason"] == "scheduled", res
             plan = read_plan(storage, res["answer"]["instant"], meta_dir)
@@ -256,9 +259,10 @@ def m2_metadata_listing(cfg, work: str) -> Figure:
             assert res2["rc"] == 0, res2
             return float(plan.extra["hoodie.etc.planning.seconds"]), wall, len(plan.operations)
 
+        runs: dict[str, list] = {}
         warm = planned("metadata-table")
         details["warm-up schedule (scans Java's logs once), planning s"] = round(warm[0], 2)
-        runs: dict[str, list] = {"storage": [], "metadata-table": []}
+        runs = {"storage": [], "metadata-table": []}
         for _ in range(reps):
             for listing in ("storage", "metadata-table"):
                 runs[listing].append(planned(listing))

@@ -390,6 +390,10 @@ def test_planning_lists_the_files_through_the_metadata_table(java_hudi, tmp_path
 
     def plan_logs(sched):
         p = read_plan(storage, sched["instant"], meta_dir)
+        # the sizes planning read (from the listing it used) are the files' sizes on storage
+        for op in p.operations:
+            assert op.metrics["TOTAL_LOG_FILES_SIZE"] == sum(
+                os.path.getsize(f"{path}/{op.partition}/{n}") for n in op.compact_logs), op
         return p.extra.get("hoodie.etc.planning.listing"), {n for op in p.operations for n in op.compact_logs}
 
     listed_storage = _ok(java.etc(*args, env={"HUDI_ETC_FILE_LISTING": "storage"}), "schedule (storage)")

@@ -410,10 +410,12 @@ class JavaHudi:
         """Any Spark SQL; ``{table}`` stands for ``path`` registered in the catalog."""
         return self.request("sql", sql=sql, path=str(path) if path else None, options=options or {})["rows"]
 
-    def etc(self, *argv, env: dict | None = None, timeout: float | None = None) -> dict:
+    def etc(self, *argv, env: dict | None = None, timeout: float | None = None, profile: str | None = None) -> dict:
         """Run ``hudi-etc ARGV...`` of ours inside this line's driver, Spark-hosted (Hudi's lock
-        providers and metadata writer in its JVM): {"rc": exit code, "answer": the JSON answer}."""
-        res = self.request("etc", argv=[str(a) for a in argv], env=env or {}, timeout=timeout)
+        providers and metadata writer in its JVM): {"rc": exit code, "answer": the JSON answer}.
+        ``profile``: a file the driver writes the command's cProfile statistics to."""
+        res = self.request("etc", argv=[str(a) for a in argv], env=env or {}, timeout=timeout,
+                           **({"profile": profile} if profile else {}))
         text = res["stdout"].strip()
         try:
             answer = json.loads(text) if text else None

@@ -324,10 +324,20 @@ class Server:
         out, err = io.StringIO(), io.StringIO()
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                prof = None
+                if req.get("profile"):  # a cProfile of the command, written to that file (bench/)
+                    import cProfile
+
+                    prof = cProfile.Profile()
+                    prof.enable()
                 try:
                     rc = cli.main([str(a) for a in req["argv"]])
                 except SystemExit as e:
                     rc = e.code if isinstance(e.code, int) else 1
+                finally:
+                    if prof is not None:
+                        prof.disable()
+                        prof.dump_stats(req["profile"])
         finally:
             for k, v in old.items():
                 if v is None:

@@ -389,10 +389,18 @@ class LoopWorld(JavaWorld):
         self.cost["judge_java"] += time.monotonic() - t0
 
     def run(self, steps: int) -> dict:
-        self.run_steps(steps)
-        # the end: one more Java commit (Java 0.14/0.15's snapshot reads up to the last commit:
-        # the steps it was not judged at are judged here), then every judge once more
-        self.final_java_upsert(3, self.java_opts)
+        try:
+            self.run_steps(steps)
+            # the end: one more Java commit (Java 0.14/0.15's snapshot reads up to the last commit:
+            # the steps it was not judged at are judged here), then every judge once more
+            self.final_java_upsert(3, self.java_opts)
+        except BaseException:
+            # beside the table, for a long slow run whose failures pytest prints only at its end
+            import traceback
+
+            with open(self.path.parent / "loop-failure.txt", "w") as f:
+                f.write(traceback.format_exc()[-20000:] + "\n--- steps ---\n" + "\n".join(map(str, self.log)))
+            raise
         return {"steps": self.steps, "counts": self.counts, "java_writes": len(self.java_waits),
                 "schedule_waits": [round(w, 1) for w in self.schedule_waits]}
 

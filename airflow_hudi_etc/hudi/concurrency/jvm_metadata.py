@@ -345,6 +345,8 @@ def listing_readable(storage) -> bool:
 def listing(storage) -> dict[str, dict[str, int]]:
     """The metadata table's file listing, read by Hudi's own reader of the bundle in the driver
     JVM (``HoodieBackedTableMetadata``): {partition ("" unpartitioned): {file name: size}}."""
+    from py4j.java_gateway import JavaObject
+
     prepare_avro_classes()  # before Hudi reads any timeline file in this JVM
     jvm = _JVM["jvm"]
     base = storage.uri("")
@@ -354,28 +356,46 @@ def listing(storage) -> dict[str, dict[str, int]]:
         sconf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(_JVM["hadoop_conf"])
         hs = jvm.org.apache.hudi.storage.HoodieStorageUtils.getStorage(base, sconf)
         md = jvm.org.apache.hudi.metadata.HoodieBackedTableMetadata(ctx, hs, mcfg, base)
-        size_of = lambda st: st.getLength()  # noqa: E731
     else:  # 0.14: Hadoop's Path and FileStatus
         md = jvm.org.apache.hudi.metadata.HoodieBackedTableMetadata(ctx, mcfg, base)
-        size_of = lambda st: st.getLen()  # noqa: E731
-    out: dict[str, dict[str, int]] = {}
     try:
-        parts = list(md.getAllPartitionPaths())
+        parts = _partition_paths(md.getAllPartitionPaths())
     except Exception as e:  # noqa: BLE001
         md.close()
         raise MetadataTablePresentError(f"Hudi's metadata reader failed: {_java_causes(e)}") from None
     try:
-        rels = ["" if str(p) in ("", ".") else str(p) for p in parts]
-        asked = jvm.java.util.ArrayList()
-        for rel in rels:
-            asked.add(base.rstrip("/") + (f"/{rel}" if rel else ""))
-        # one lookup of every partition's record (per partition: a reader opened each time)
-        got = md.getAllFilesInPartitions(asked) if rels else None
-        for entry in (got.entrySet() if got is not None else ()):
-            rel = _partition_of(str(entry.getKey()), base, rels)
-            out[rel] = _names_and_sizes(entry.getValue(), size_of)
-        for rel in rels:
-            out.setdefault(rel, {})
+        rels = ["" if p in ("", ".") else p for p in parts]
+        out: dict[str, dict[str, int]] = {rel: {} for rel in rels}
+        if rels:
+            # every partition's record in one lookup (Hudi opens a reader per partition asked
+            # for separately), the folders asked for as one Java list made in one call, and the
+            # answer as one text: a py4j call costs a round trip to the JVM (milliseconds on a
+            # loaded machine; per partition and per file they were most of planning on S3)
+            root = base.rstrip("/")
+            pattern = jvm.java.util.regex.Pattern  # (py4j finds no Arrays.asList for a String[])
+            asked = pattern.compile(pattern.quote("\0")).splitAsStream(
+                "\0".join(root + (f"/{rel}" if rel else "") for rel in rels)).collect(
+                jvm.java.util.stream.Collectors.toList())
+            got = md.getAllFilesInPartitions(asked)
+            # Java's text of the map's values: per partition a list (0.15+: StoragePathInfo) or
+            # an array (0.14: FileStatus) of its files, each named by its full path
+            # (py4j's dict face of a Java map shadows Map.values: the Java method is asked for by name)
+            values = JavaObject.__getattr__(got, "values")()
+            text = str(jvm.java.util.Arrays.deepToString(values.toArray()))
+            found = _LISTED.findall(text)
+            if len(found) != text.count("{path="):
+                raise MetadataTablePresentError(
+                    f"Hudi's metadata reader's listing of {len(rels)} partitions did not parse "
+                    f"({len(found)} files read of {text.count('{path=')})")
+            folder_of: dict[str, str] = {}
+            for path, size in found:
+                folder, _, name = path.rpartition("/")
+                rel = folder_of.get(folder)
+                if rel is None:
+                    rel = folder_of[folder] = _partition_of(folder, base, rels)
+                out[rel][name] = int(size)
+    except MetadataTablePresentError:
+        raise
     except Exception as e:  # noqa: BLE001 - e.g. an instant archived while Hudi's reader read it
         raise MetadataTablePresentError(f"Hudi's metadata reader failed: {_java_causes(e)}") from None
     finally:
@@ -383,11 +403,24 @@ def listing(storage) -> dict[str, dict[str, int]]:
     return out
 
 
+def _partition_paths(parts) -> list[str]:
+    """The partition paths of Hudi's list of them, read from its one text ("[a, b]") when that
+    splits into exactly as many, else one by one."""
+    text, n = str(parts.toString()), int(parts.size())
+    if n == 0:
+        return []
+    if text.startswith("[") and text.endswith("]"):
+        names = text[1:-1].split(", ")
+        if len(names) == n:
+            return names
+    return [str(p) for p in parts]
+
+
 def _partition_of(key: str, base: str, rels: list[str]) -> str:
-    """The partition (table-relative) of a folder Hudi's reader answered for: the longest
-    partition it ends with (Hudi may spell the scheme differently: ``s3a://`` for ``s3://``,
-    ``file:/`` for ``file:///``), or "" for the table's own folder. A folder that is neither is
-    a typed error (the caller then lists storage): never a partition's files filed under another."""
+    """The partition (table-relative) of a folder Hudi's reader named: the longest partition
+    it ends with (Hudi may spell the scheme differently: ``s3a://`` for ``s3://``, ``file:/``
+    for ``file:///``), or "" for the table's own folder. A folder that is neither is a typed
+    error (the caller then lists storage): never a partition's files filed under another."""
     key = key.rstrip("/")
     rel = max((r for r in rels if r and key.endswith("/" + r)), key=len, default=None)
     if rel is not None:
@@ -395,25 +428,13 @@ def _partition_of(key: str, base: str, rels: list[str]) -> str:
     tail = base.rstrip("/").split("://", 1)[-1].lstrip("/")
     if "" in rels and key.split(":", 1)[-1].lstrip("/").endswith(tail):
         return ""
-    raise MetadataTablePresentError(f"Hudi's metadata reader answered for {key}, which is none of the "
+    raise MetadataTablePresentError(f"Hudi's metadata reader named {key}, which is none of the "
                                     f"{len(rels)} partitions it listed under {base}")
 
 
-#: a listed file in Java's text of it: Hadoop's FileStatus (0.14: "path=P; isDirectory=false;
-#: length=N") or Hudi's StoragePathInfo (0.15+: "path=P, length=N")
+#: a listed file in Java's text of it: Hadoop's FileStatus (0.14: "{path=P; isDirectory=false;
+#: length=N;") or Hudi's StoragePathInfo (0.15+: "{path=P, length=N,")
 _LISTED = re.compile(r"\{path=(.*?)(?:; isDirectory=(?:true|false); length=|, length=)(\d+)[;,]")
-
-
-def _names_and_sizes(files, size_of) -> dict[str, int]:
-    """{file name: size} of Hudi's list of listed files (0.15+), read from its one text (a call
-    into the JVM per file costs more than Hudi's whole lookup on a big partition); per file for
-    0.14's array (py4j finds no ``Arrays.toString`` for a ``FileStatus[]``) and when the text
-    does not parse into exactly as many files."""
-    if type(files).__name__ != "JavaArray":
-        found = _LISTED.findall(str(files.toString()))
-        if len(found) == len(files):
-            return {path.rsplit("/", 1)[-1]: int(size) for path, size in found}
-    return {str(st.getPath().getName()): int(size_of(st)) for st in files}
 
 
 def _avro_commit_to_json(data: bytes) -> dict:
