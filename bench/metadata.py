@@ -179,7 +179,7 @@ def m2_metadata_listing(cfg, work: str) -> Figure:
     sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
     from java_hudi import JavaHudi  # noqa: E402
 
-    groups, parts, reps = getattr(cfg, "m2_groups", 10_000), getattr(cfg, "m2_partitions", 100), getattr(cfg, "m2_reps", 2)
+    groups, parts, reps = getattr(cfg, "m2_groups", 10_000), getattr(cfg, "m2_partitions", 100), getattr(cfg, "m2_reps", 3)
     _s3fs_in_line_venv(M2_LINE)
     proc, endpoint = _moto_server()
     key, secret, bucket = "AKIDBENCH", "bench-secret", "bench"

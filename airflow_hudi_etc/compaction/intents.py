@@ -241,15 +241,18 @@ def intentless_orphans(storage: Storage, config, tl: Timeline, log_files, cutoff
     archive and has no intent, made before ``cutoff`` (or of ``only_instant``), that are an empty
     placeholder or byte-identical to another log of their file group (never a file Java wrote)."""
     known = {i.timestamp for i in tl.instants}
-    with_intent = {i.instant for i in read_intents(storage)}
 
     def candidate(lg) -> bool:
         c = lg.base_instant
-        if lg.write_token != LINK_TOKEN or c in known or c in with_intent:
+        if c in known:
             return False
         return c == only_instant if only_instant is not None else c < cutoff
 
     cands = [lg for lg in log_files if lg.write_token == LINK_TOKEN and candidate(lg)]  # (most are not ours)
+    if not cands:  # the usual case: the intent folder is not even listed (a request each on object stores)
+        return []
+    with_intent = {i.instant for i in read_intents(storage)}
+    cands = [lg for lg in cands if lg.base_instant not in with_intent]
     if not cands:
         return []
     archived = archived_times(storage, config)
