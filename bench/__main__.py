@@ -48,7 +48,7 @@ class Config:
     m1_rounds: int = 8
     m2_groups: int = 10_000
     m2_partitions: int = 100
-    m2_reps: int = 2
+    m2_reps: int = 3
     spark: bool = True
 
 
