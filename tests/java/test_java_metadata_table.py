@@ -406,3 +406,34 @@ def test_planning_lists_the_files_through_the_metadata_table(java_hudi, tmp_path
     os.remove(f"{path}/sf/{stray}")
     java.run_compaction(path, sched["instant"], options=MDT_ON)
     _check_mdt(java, path, model)
+
+
+@pytest.mark.parametrize("line,version", [pytest.param(line, v, marks=() if line in CI_LINES else pytest.mark.slow,
+                                                       id=f"{line}-v{v}") for line, v in LINES])
+def test_planning_lists_an_unpartitioned_table_through_the_metadata_table(java_hudi, tmp_path, line, version):
+    """An unpartitioned table (Java's NonpartitionedKeyGenerator, its defaults otherwise): Hudi's
+    metadata reader names the table's own folder, in its own spelling of the path, for the files
+    at its root; schedule files them there and plans the log Java wrote, with the size on
+    storage; Java executes the plan and reads what the model holds."""
+    from airflow_hudi_etc.hudi.protocol.plan import read_plan
+    from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
+
+    java = java_hudi(line)
+    path = str(tmp_path / "u")
+    flat = {**JAVA_NEW, **MDT_ON, "hoodie.datasource.write.partitionpath.field": "",
+            "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.NonpartitionedKeyGenerator"}
+    java.upsert(path, [row("k1", 1, 1, 10), row("k2", 1, 1, 20)], options=flat)
+    java.upsert(path, [row("k1", 2, 3, 11)], options=flat)
+    _ok(java.etc("configure", "--path", path, "--timeline-zone", "UTC", "--java-compaction", "off"), "configure")
+    logs = sorted(n for n in os.listdir(path) if ".log." in n and not n.endswith(".crc"))
+    assert logs, os.listdir(path)
+    sched = _ok(java.etc("schedule", "--path", path, "--data-latency", "0s", "--compaction-time",
+                         "2026-01-01T03:30:00Z", "--event-time-field", "event_time"), "schedule")
+    table = HudiTable.load(path)
+    plan = read_plan(table.storage, sched["instant"], table.config.timeline_dir)
+    assert plan.extra["hoodie.etc.planning.listing"] == "metadata-table", plan.extra
+    assert [(op.partition, list(op.compact_logs)) for op in plan.operations] == [("", logs)], plan.operations
+    assert plan.operations[0].metrics["TOTAL_LOG_FILES_SIZE"] == sum(os.path.getsize(f"{path}/{n}") for n in logs)
+    java.run_compaction(path, sched["instant"], options=flat)
+    assert values(java.read(path, options=READ_MDT)) == {"k1": 11.0, "k2": 20.0}
+    assert _ok(java.etc("validate", "--path", path), "validate")["ok"]
