@@ -243,11 +243,11 @@ def m2_metadata_listing(cfg, work: str) -> Figure:
         assert res["rc"] == 0, res
         meta_dir = ".hoodie"  # version 6
 
-        def planned(listing: str) -> tuple[float, float, int]:
+        def planned(listing: str, run: str) -> tuple[float, float, int]:
             e = {**env, **({"HUDI_ETC_FILE_LISTING": "storage"} if listing == "storage" else {})}
             t = time.perf_counter()
             prof = os.environ.get("BENCH_PROFILE_DIR")  # a cProfile of each schedule, to read where it goes
-            prof = os.path.join(prof, f"m2-{listing}-{len(runs[listing]) if runs else 'warm'}.prof") if prof else None
+            prof = os.path.join(prof, f"m2-{listing}-{run}.prof") if prof else None
             res = java.etc("schedule", "--path", path, "--data-latency", "0s", "--compaction-time",
                            "2026-01-02T00:00:00Z", "--event-time-field", "event_time", env=e, timeout=3600,
                            profile=prof)
@@ -259,13 +259,12 @@ def m2_metadata_listing(cfg, work: str) -> Figure:
             assert res2["rc"] == 0, res2
             return float(plan.extra["hoodie.etc.planning.seconds"]), wall, len(plan.operations)
 
-        runs: dict[str, list] = {}
-        warm = planned("metadata-table")
+        warm = planned("metadata-table", "warm")
         details["warm-up schedule (scans Java's logs once), planning s"] = round(warm[0], 2)
-        runs = {"storage": [], "metadata-table": []}
-        for _ in range(reps):
+        runs: dict[str, list] = {"storage": [], "metadata-table": []}
+        for i in range(reps):
             for listing in ("storage", "metadata-table"):
-                runs[listing].append(planned(listing))
+                runs[listing].append(planned(listing, str(i)))
     finally:
         java.close()
         proc.kill()

@@ -359,12 +359,7 @@ def listing(storage) -> dict[str, dict[str, int]]:
     else:  # 0.14: Hadoop's Path and FileStatus
         md = jvm.org.apache.hudi.metadata.HoodieBackedTableMetadata(ctx, mcfg, base)
     try:
-        parts = _partition_paths(md.getAllPartitionPaths())
-    except Exception as e:  # noqa: BLE001
-        md.close()
-        raise MetadataTablePresentError(f"Hudi's metadata reader failed: {_java_causes(e)}") from None
-    try:
-        rels = ["" if p in ("", ".") else p for p in parts]
+        rels = ["" if p in ("", ".") else p for p in _partition_paths(md.getAllPartitionPaths())]
         out: dict[str, dict[str, int]] = {rel: {} for rel in rels}
         if rels:
             # every partition's record in one lookup (Hudi opens a reader per partition asked
