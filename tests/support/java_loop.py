@@ -402,7 +402,8 @@ class LoopWorld(JavaWorld):
                 f.write(traceback.format_exc()[-20000:] + "\n--- steps ---\n" + "\n".join(map(str, self.log)))
             raise
         return {"steps": self.steps, "counts": self.counts, "java_writes": len(self.java_waits),
-                "schedule_waits": [round(w, 1) for w in self.schedule_waits]}
+                "schedule_waits": [round(w, 1) for w in self.schedule_waits],
+                "cost": {k: round(v, 1) for k, v in self.cost.items()}}
 
 
 def _written_by(path: Path) -> set[str]:
