@@ -323,3 +323,30 @@ def test_schedule_withdraws_a_plan_whose_pending_write_completed_before_it_was_v
     Table(p).compaction.execute(again.instant)
     got = dict(zip(Table(p).read().column("id").to_pylist(), Table(p).read().column("v").to_pylist()))
     assert got == {"1": "pending", "2": "a"}
+
+
+def test_a_write_completed_after_the_listing_is_not_rolled_back_as_failed(tmp_path):
+    """Found by the Java 1.2 loop writer (slow seed 102, two runs on two cores): a write of ours
+    listed the timeline while a Java write was pending; the Java write completed, its heartbeat
+    ending with it; our write's rollback of failed writes (the LAZY policy: pending, heartbeat not
+    alive) then rolled the committed Java write back, on its listing, and the value was lost. The
+    rollback is now judged under the table's lock on the timeline as it is then: the write is left
+    alone. (Here the completed write is one of ours, its heartbeat removed as Java's writer removes
+    its own at the end of a commit.)"""
+    from airflow_hudi_etc.hudi.protocol import heartbeat
+    from airflow_hudi_etc.hudi.write.writer import rollback_failed_writes
+
+    p = _table(tmp_path, **OCC_FS, **{"hoodie.cleaner.policy.failed.writes": "LAZY"})
+    write_batch(p, _rows(1, 2))
+    seen = {}
+    with crash.hooked("write.before-commit", lambda _p: seen.setdefault("listing", Timeline.load(Storage(p)))):
+        w = write_batch(p, _rows(1, ts=2, v="committed"))
+    stale = seen["listing"]
+    assert [i.timestamp for i in stale.pending_writes] == [w.instant]
+    heartbeat.delete(Storage(p), w.instant)
+    assert not heartbeat.is_alive(Storage(p), w.instant)
+    assert rollback_failed_writes(Storage(p), stale, lazy=True) == []
+    assert w.instant in Timeline.load(Storage(p)).completed_write_times
+    assert not [f for f in os.listdir(tmp_path / "t" / ".hoodie") if ".rollback" in f]
+    t = Table(p).read()
+    assert dict(zip(t.column("id").to_pylist(), t.column("v").to_pylist())) == {"1": "committed", "2": "a"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import posixpath
 from typing import Iterable
 
+from ..concurrency.transaction import transaction
 from ..protocol import heartbeat
 from ..timeline import layout
 from ..protocol import markers
@@ -32,11 +33,28 @@ def rollback_failed_writes(storage: Storage, timeline: Timeline | None = None, *
             continue
         if lazy and heartbeat.is_alive(storage, inst.timestamp):
             continue
-        markers.check_markers(storage, inst.timestamp)  # a planted marker is refused before anything
-        _refuse_live_write(storage, inst.timestamp)
-        _remove_instant_files(storage, inst.timestamp, record=True, tl=timeline)
-        done.append(inst.timestamp)
+        if _roll_back_if_failed(storage, inst.timestamp, lazy=lazy):
+            done.append(inst.timestamp)
     return done
+
+
+def _roll_back_if_failed(storage: Storage, instant: str, *, lazy: bool) -> bool:
+    """Roll back pending deltacommit ``instant`` if it is still pending and its writer is gone,
+    judged under the table's lock (a writer completes its instant under it) on the timeline as it
+    is now. A write seen pending on an older listing may have completed since, its heartbeat
+    ending with it: rolled back on that listing, a committed write would be lost (a Java 1.2 loop
+    writer's deltacommit was, next to a write of ours: slow loop seed 102). True when rolled back."""
+    with transaction(storage, what=f"rollback of failed write {instant}") as txn:
+        fresh = txn.timeline()
+        if instant not in {i.timestamp for i in fresh.pending_writes} or \
+                layout.completed_path(storage, fresh, instant, Action.DELTA_COMMIT) is not None:
+            return False  # completed (or rolled back) since the caller's listing
+        if lazy and heartbeat.is_alive(storage, instant):
+            return False
+        markers.check_markers(storage, instant)  # a planted marker is refused before anything
+        _refuse_live_write(storage, instant)
+        _remove_instant_files(storage, instant, record=True, tl=fresh)
+        return True
 
 
 def stuck_writes(storage: Storage, timeline: Timeline) -> list[tuple[Instant, str]]:
@@ -74,12 +92,13 @@ def rollback_write(storage: Storage, instant: str) -> int:
     """Roll back one pending deltacommit (a crashed writer's): its marked files, then the instant.
     Returns how many data files were removed. Completed instants, and running writes (live
     heartbeat: a typed ``conflict``), are refused."""
-    tl = Timeline.load(storage)
-    if layout.completed_path(storage, tl, instant, Action.DELTA_COMMIT) is not None:
-        raise InvalidTimelineError(f"deltacommit {instant} is completed; it cannot be rolled back here")
-    markers.check_markers(storage, instant)
-    _refuse_live_write(storage, instant)
-    return _remove_instant_files(storage, instant, record=True, tl=tl)
+    with transaction(storage, what=f"rollback of write {instant}") as txn:  # see _roll_back_if_failed
+        tl = txn.timeline()
+        if layout.completed_path(storage, tl, instant, Action.DELTA_COMMIT) is not None:
+            raise InvalidTimelineError(f"deltacommit {instant} is completed; it cannot be rolled back here")
+        markers.check_markers(storage, instant)
+        _refuse_live_write(storage, instant)
+        return _remove_instant_files(storage, instant, record=True, tl=tl)
 
 
 def _remove_instant_files(storage: Storage, instant: str, *, record: bool = False,
