@@ -373,16 +373,19 @@ class JavaHudi:
     # ------------------------------------------------------------------ table services
     def run_compaction(self, path, instant: str | None = None, *, mode: str | None = None,
                        options: dict | None = None, timeout: float | None = None,
-                       lock_in_procedure: bool = True) -> list[str]:
+                       lock_in_procedure: bool = True, ordering_from_table: bool = True) -> list[str]:
         """``CALL run_compaction``: execute pending plan ``instant``, or (no instant) schedule and
         run (``mode="schedule"``: schedule only). Returns the compaction instants completed.
         ``options`` are the session's; their lock settings also go to the procedure's own
         ``options`` argument unless ``lock_in_procedure=False`` (0.14/0.15 on a table with a
-        metadata table otherwise take a lock of their own, see java_hudi_server.op_run_compaction)."""
+        metadata table otherwise take a lock of their own, see java_hudi_server.op_run_compaction).
+        The session has the table's ordering field as ``hoodie.datasource.write.precombine.field``
+        unless ``options`` name it or ``ordering_from_table=False`` (see java_hudi_server.call)."""
         opts = {} if instant else {"hoodie.compact.inline.max.delta.commits": "1"}  # Java's trigger: 5 by default
         opts.update(options or {})
         res = self.request("run_compaction", path=str(path), instant=instant, mode=mode, options=opts,
-                           timeout=timeout, lock_in_procedure=lock_in_procedure)
+                           timeout=timeout, lock_in_procedure=lock_in_procedure,
+                           ordering_from_table=ordering_from_table)
         self.last_rows = res["rows"]
         return [t for t, a in res["instants"] if a == "commit"]
 

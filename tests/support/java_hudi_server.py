@@ -221,7 +221,7 @@ class Server:
                 else:
                     self.spark.conf.set(k, v)
 
-    def call(self, path: str, sql: str, options: dict | None):
+    def call(self, path: str, sql: str, options: dict | None, *, ordering_from_table: bool = True):
         confs = {"hoodie.metadata.enable": "false", "hoodie.embed.timeline.server": "false", **self.version_options(path)}
         confs.update(options or {})
         if str(confs.get("hoodie.index.type", "")).upper() == "BUCKET" and "hoodie.datasource.write.recordkey.field" not in confs:
@@ -231,6 +231,15 @@ class Server:
             key = props_of(path).get("hoodie.table.recordkey.fields")
             if key:
                 confs["hoodie.datasource.write.recordkey.field"] = key
+        if ordering_from_table and "hoodie.datasource.write.precombine.field" not in confs:
+            # the table's ordering field, as a compaction job configured like the table's writers
+            # has it: Hudi 1.0.2's run_compaction without it merges a file group's logs in commit
+            # order on an event-time-ordering table (a later log's lower ordering value wins;
+            # tests/java/test_java_findings.py::test_java_10_compaction_needs_the_ordering_field)
+            p = props_of(path)
+            ordering = p.get("hoodie.table.precombine.field") or p.get("hoodie.table.ordering.fields", "")
+            if ordering:
+                confs["hoodie.datasource.write.precombine.field"] = ordering
         before = completed_instants(path)
         rows = self.with_confs(confs, lambda: [r.asDict() for r in self.spark.sql(sql).collect()])
         return {"rows": [{k: plain(v) for k, v in r.items()} for r in rows], "instants": new_instants(path, before)}
@@ -432,7 +441,8 @@ class Server:
             # lock on <table>/.hoodie/.aux over the session's, a lock no writer shares (measured:
             # a compaction completed while our lock on .hoodie/lock was held; 0.14 seed 137)
             args.append("options => '" + ",".join(f"{k}={v}" for k, v in sorted(lock.items())) + "'")
-        return self.call(path, f"CALL run_compaction({', '.join(args)})", req.get("options"))
+        return self.call(path, f"CALL run_compaction({', '.join(args)})", req.get("options"),
+                         ordering_from_table=req.get("ordering_from_table", True))
 
     def op_run_clean(self, req):
         path = req["path"]

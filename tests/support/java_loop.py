@@ -399,7 +399,9 @@ class LoopWorld(JavaWorld):
             import traceback
 
             with open(self.path.parent / "loop-failure.txt", "w") as f:
-                f.write(traceback.format_exc()[-20000:] + "\n--- steps ---\n" + "\n".join(map(str, self.log)))
+                f.write(traceback.format_exc()[-20000:] + "\n--- steps ---\n" + "\n".join(map(str, self.log))
+                        + "\n--- the model's rows in the order applied (op, key, ts, value) ---\n"
+                        + "\n".join(f"{op} {r.get('key')} {r.get('ts')} {r.get('value')}" for op, r in self.history))
             raise
         return {"steps": self.steps, "counts": self.counts, "java_writes": len(self.java_waits),
                 "schedule_waits": [round(w, 1) for w in self.schedule_waits],
