@@ -76,6 +76,11 @@ def props_of(path: str) -> dict:
     return out
 
 
+def ordering_of(props: dict) -> str:
+    """The table's ordering field(s) from its hoodie.properties (1.1+ names them ordering.fields)."""
+    return props.get("hoodie.table.precombine.field") or props.get("hoodie.table.ordering.fields", "")
+
+
 def timeline_dir(path: str) -> str:
     h = os.path.join(local_path(path), ".hoodie")
     return os.path.join(h, "timeline") if os.path.isdir(os.path.join(h, "timeline")) else h
@@ -160,7 +165,7 @@ class Server:
         if not os.path.isfile(os.path.join(local_path(path), ".hoodie", "hoodie.properties")):
             return self.new_table_options(operation, inline_compaction, extra)
         p = props_of(path)
-        ordering = p.get("hoodie.table.precombine.field") or p.get("hoodie.table.ordering.fields", "")
+        ordering = ordering_of(p)
         partition = ",".join(f.split(":", 1)[0] for f in p.get("hoodie.table.partition.fields", "").split(",") if f)
         keygen = p.get("hoodie.table.keygenerator.class") or KEYGEN_BY_TYPE.get(
             p.get("hoodie.table.keygenerator.type", ""),
@@ -236,8 +241,7 @@ class Server:
             # has it: Hudi 1.0.2's run_compaction without it merges a file group's logs in commit
             # order on an event-time-ordering table (a later log's lower ordering value wins;
             # tests/java/test_java_findings.py::test_java_10_compaction_needs_the_ordering_field)
-            p = props_of(path)
-            ordering = p.get("hoodie.table.precombine.field") or p.get("hoodie.table.ordering.fields", "")
+            ordering = ordering_of(props_of(path))
             if ordering:
                 confs["hoodie.datasource.write.precombine.field"] = ordering
         before = completed_instants(path)
