@@ -21,6 +21,7 @@ committed row with the highest ``ts``.
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 import time
@@ -351,6 +352,7 @@ class LoopWorld(JavaWorld):
         if not (self.path / ".hoodie" / "metadata").is_dir():
             return  # not built yet (Java builds it on a commit with no other write pending)
         t0 = time.monotonic()
+        cleans_done = _cleans_completed(self.path)  # before Hudi's listing (see below)
         listed = self.java.metadata_files(self.path)["partitions"]
         tl = self.timeline()
         completed = {i.timestamp for i in tl.instants if i.is_completed}
@@ -368,6 +370,10 @@ class LoopWorld(JavaWorld):
                     and not n.endswith(".crc") and not n.startswith(".hoodie_partition_metadata")}
             mdt = set(listed.get(part, ()))
             gone = sorted(mdt - set(data))
+            if gone:  # a Java clean in flight since Hudi's listing deletes first, then tells the MDT
+                # (1.1 seed 102: its inline clean ran beside this judge); the next judge sees it done
+                cleaning = _being_cleaned(self.path, cleans_done).get(part, set())
+                gone = [n for n in gone if n not in cleaning]
             assert not gone, f"the metadata table lists files storage no longer has in {part}: {gone}"
             for n in sorted(set(data) - mdt):
                 parsed = parse_log_file_name(n)
@@ -406,6 +412,34 @@ class LoopWorld(JavaWorld):
         return {"steps": self.steps, "counts": self.counts, "java_writes": len(self.java_waits),
                 "schedule_waits": [round(w, 1) for w in self.schedule_waits],
                 "cost": {k: round(v, 1) for k, v in self.cost.items()}}
+
+
+def _cleans_completed(path: Path) -> set[str]:
+    """The instant times of the completed cleans on the timeline (both layouts)."""
+    out = set()
+    for d in (path / ".hoodie", path / ".hoodie" / "timeline"):
+        if d.is_dir():
+            out |= {n.split(".")[0].split("_")[0] for n in os.listdir(d) if n.endswith(".clean")}
+    return out
+
+
+def _being_cleaned(path: Path, done: set[str]) -> dict[str, set[str]]:
+    """partition -> the file names in the plans of the cleans not in ``done`` (Java's clean plan,
+    ``filePathsToBeDeletedPerPartition``)."""
+    from airflow_hudi_etc.hudi.timeline.avro_models import read_avro_metadata
+
+    out: dict[str, set[str]] = {}
+    for d in (path / ".hoodie", path / ".hoodie" / "timeline"):
+        for n in (os.listdir(d) if d.is_dir() else ()):
+            if not n.endswith(".clean.requested") or n.split(".")[0] in done:
+                continue
+            try:
+                plan = read_avro_metadata((d / n).read_bytes())
+            except Exception:  # noqa: BLE001 - being written: its clean deletes nothing yet
+                continue
+            for part, infos in (plan.get("filePathsToBeDeletedPerPartition") or {}).items():
+                out.setdefault(part, set()).update(i["filePath"].rsplit("/", 1)[-1] for i in infos or [])
+    return out
 
 
 def _written_by(path: Path) -> set[str]:
