@@ -362,8 +362,7 @@ class LoopWorld(JavaWorld):
         intents = self.path / ".hoodie" / ".aux" / "hudi-etc" / "intents"
         dead = ({f.name.split(".")[0] for f in intents.glob("*.json")} if intents.is_dir() else set()) - {
             i.timestamp for i in tl.instants}
-        cleaning = None  # partition -> names a clean not completed before Hudi's listing deletes
-        twice = None  # names two completed cleans deleted (Hudi 0.14's HUDI-7518)
+        cleans = None  # (names a clean not completed before Hudi's listing deletes, names two completed cleans deleted)
         for part in sorted(set(listed) | {d.name for d in self.path.iterdir() if d.is_dir() and not d.name.startswith(".")}):
             d = self.path / part
             on_disk = {f.name: f.stat().st_size for f in d.iterdir()} if d.is_dir() else {}
@@ -373,11 +372,10 @@ class LoopWorld(JavaWorld):
             gone = sorted(mdt - set(data))
             if gone:  # a Java clean in flight since Hudi's listing deletes first, then tells the MDT
                 # (1.1 seed 102: its inline clean ran beside this judge); the next judge sees it done
-                cleaning = _being_cleaned(self.path, cleans_done) if cleaning is None else cleaning
-                gone = [n for n in gone if n not in cleaning.get(part, ())]
-            if gone and self.java.line == "0.14":  # HUDI-7518, fixed in 0.15 and 1.0 (see _deleted_twice)
-                twice = _deleted_twice(self.path, part) if twice is None else twice
-                for n in [n for n in gone if n in twice]:
+                cleans = _clean_names(self.path, cleans_done) if cleans is None else cleans
+                gone = [n for n in gone if n not in cleans[0].get(part, ())]
+            if gone and self.java.line == "0.14":  # HUDI-7518, fixed in 0.15 and 1.0 (see _clean_names)
+                for n in [n for n in gone if n in cleans[1].get(part, ())]:
                     assert not _latest_slice(n, data), f"{part}/{n}: deleted twice, yet its file group's latest slice"
                     gone.remove(n)
                     self.counts["hudi_7518_file_listed_after_two_cleans"] = 1 + self.counts.get(
@@ -422,16 +420,35 @@ class LoopWorld(JavaWorld):
                 "cost": {k: round(v, 1) for k, v in self.cost.items()}}
 
 
-def _being_cleaned(path: Path, done: set[str]) -> dict[str, set[str]]:
-    """partition -> the file names in the plans of the cleans on the timeline now that are not in
-    ``done`` (Java's clean plan, ``filePathsToBeDeletedPerPartition``)."""
+def _clean_names(path: Path, done: set[str]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Two maps partition -> file names, from the cleans on the timeline now: the names in the
+    plans (``filePathsToBeDeletedPerPartition``) of the cleans not in ``done``, being deleted; and
+    the names in the ``deletePathPatterns`` of two or more completed cleans.
+
+    The second is for Hudi 0.14, whose metadata table merges the ``files`` records of a partition
+    so that a second tombstone of a file cancels the first (``HoodieMetadataPayload.
+    combineFileSystemMetadata``): the file, in the partition's record of the metadata table's base
+    file, is listed again. Seen in the 0.14 loop (seed 124): a Java inline clean deleted a slice's
+    base file, then waited for the table lock a killed command of ours held until its wait ran out
+    (as behind any writer killed while holding it); the next Java write finished that clean (the
+    file already gone, ``failedDeleteFiles``) and planned a new clean from its view of the table,
+    which still had the file: two tombstones. Fixed upstream by HUDI-7518 (apache/hudi#10913, in
+    0.15.0 and 1.0.0). The file is an older slice's base, which readers of the latest slices never
+    open; every later clean plans it again."""
     from airflow_hudi_etc.hudi.timeline import avro_models as am
     from airflow_hudi_etc.hudi.timeline.instant import read_listed
 
     storage = Storage(str(path))
     tl = Timeline.load(storage)
-    out: dict[str, set[str]] = {}
+    cleaning: dict[str, set[str]] = {}
+    seen: dict[tuple[str, str], int] = {}
     for inst in tl.filter(actions={Action.CLEAN}):
+        if inst.is_completed:
+            meta = am.read_avro_metadata(read_listed(storage, inst.path(), tl), am.CLEAN_METADATA)
+            for part, pm in (meta.get("partitionMetadata") or {}).items():
+                for name in pm.get("deletePathPatterns") or []:
+                    key = (part, name.rsplit("/", 1)[-1])
+                    seen[key] = seen.get(key, 0) + 1
         if inst.timestamp in done:
             continue
         try:
@@ -439,37 +456,12 @@ def _being_cleaned(path: Path, done: set[str]) -> dict[str, set[str]]:
         except Exception:  # noqa: BLE001 - being written, or archived since: it deletes nothing now
             continue
         for part, infos in (plan.get("filePathsToBeDeletedPerPartition") or {}).items():
-            out.setdefault(part, set()).update(i["filePath"].rsplit("/", 1)[-1] for i in infos or [])
-    return out
-
-
-def _deleted_twice(path: Path, part: str) -> set[str]:
-    """The file names of ``part`` in the ``deletePathPatterns`` of two or more completed cleans.
-
-    Hudi 0.14's metadata table merges the ``files`` records of a partition so that a second
-    tombstone of a file cancels the first (``HoodieMetadataPayload.combineFileSystemMetadata``):
-    the file, in the partition's record of the metadata table's base file, is listed again.
-    Seen in the 0.14 loop (seed 124): a Java inline clean deleted a slice's base file, then waited
-    for the table lock a killed command of ours held until its wait ran out (as behind any writer
-    killed while holding it); the next Java write finished that clean (the file already gone,
-    ``failedDeleteFiles``) and planned a new clean from its view of the table, which still had the
-    file: two tombstones. Fixed upstream by HUDI-7518 (apache/hudi#10913, in 0.15.0 and 1.0.0).
-    The file is an older slice's base, which readers of the latest slices never open; every later
-    clean plans it again (its third tombstone removes it from the listing)."""
-    from airflow_hudi_etc.hudi.timeline import avro_models as am
-    from airflow_hudi_etc.hudi.timeline.instant import read_listed
-
-    storage = Storage(str(path))
-    tl = Timeline.load(storage)
-    seen: dict[str, int] = {}
-    for inst in tl.filter(actions={Action.CLEAN}):
-        if not inst.is_completed:
-            continue
-        meta = am.read_avro_metadata(read_listed(storage, inst.path(), tl), am.CLEAN_METADATA)
-        for name in ((meta.get("partitionMetadata") or {}).get(part) or {}).get("deletePathPatterns") or []:
-            name = name.rsplit("/", 1)[-1]
-            seen[name] = seen.get(name, 0) + 1
-    return {n for n, c in seen.items() if c >= 2}
+            cleaning.setdefault(part, set()).update(i["filePath"].rsplit("/", 1)[-1] for i in infos or [])
+    twice: dict[str, set[str]] = {}
+    for (part, name), c in seen.items():
+        if c >= 2:
+            twice.setdefault(part, set()).add(name)
+    return cleaning, twice
 
 
 def _latest_slice(name: str, on_disk) -> bool:
