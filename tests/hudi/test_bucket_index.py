@@ -25,6 +25,7 @@ from airflow_hudi_etc.hudi.index.bucket import (
     java_string_hash,
     looks_bucketed,
     new_bucket_file_id,
+    new_file_id,
 )
 from airflow_hudi_etc.hudi.table.hudi_table import HudiTable
 from java_checks import at
@@ -78,6 +79,20 @@ def test_file_id_names():
     assert not looks_bucketed(["00000001-0de5-4a76-96c9-bdb1f5bbf169-0", "c0c1a2b3-4dbe-4a57-a333-f5c4353a6bb1-0"])
     assert not looks_bucketed(["38471920-0de5-4a76-96c9-bdb1f5bbf169-0"])  # a UUID of digits: no small bucket id
     assert looks_bucketed(["00000001-0de5-4a76-96c9-bdb1f5bbf169-0", "00000000-3fa8-4c64-9dc5-61261a81361a-0"])
+    assert looks_bucketed(["00066748-0de5-4a76-96c9-bdb1f5bbf169-0", "00000003-3fa8-4c64-9dc5-61261a81361a-0"])
+    # one file group alone: a bucket below Java's default count (256), not any 8 digits below 100,000
+    assert looks_bucketed(["00000255-0de5-4a76-96c9-bdb1f5bbf169-0"])
+    assert looks_bucketed(["00000003-0de5-4a76-96c9-bdb1f5bbf169-0", "00000003-0de5-4a76-96c9-bdb1f5bbf169-0"])
+    assert not looks_bucketed(["00000256-0de5-4a76-96c9-bdb1f5bbf169-0"])
+    assert not looks_bucketed(["00066748-c6a9-45aa-8c1a-3e7cfbf0394d-0"])  # CI's: a UUID our writer drew
+
+
+def test_new_file_ids_are_never_named_like_buckets(monkeypatch):
+    """Our writer's UUID file ids: a UUID starting with 8 digits (about 2 in 100) is drawn again."""
+    drawn = iter([uuid.UUID("00066748-c6a9-45aa-8c1a-3e7cfbf0394d"), uuid.UUID("12345678-0000-4000-8000-000000000000"),
+                  uuid.UUID("0006674a-c6a9-45aa-8c1a-3e7cfbf0394d")])
+    monkeypatch.setattr(uuid, "uuid4", lambda: next(drawn))
+    assert new_file_id() == "0006674a-c6a9-45aa-8c1a-3e7cfbf0394d-0"
 
 
 def test_settings_refused():

@@ -46,9 +46,14 @@ BUCKET_INDEX_META = ".hoodie/.bucket_index"
 
 #: a file id named by a bucket: 8 digits, then the rest of a UUID, then ``-<n>``
 _BUCKET_FILE_ID = re.compile(r"(\d{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-\d+")
-#: bucket ids below this count as evidence of a bucket-index table (a random UUID starts with
-#: 8 digits below it about once in 40,000 file groups)
+#: bucket ids below this count as evidence of a bucket-index table when two or more file groups
+#: say so (a random UUID starts with 8 digits below it about once in 43,000 file groups: two at
+#: once, about once in 2 billion)
 _EVIDENCE_MAX_BUCKET = 100_000
+#: one file group alone is evidence only below Java's default bucket count (a random UUID starts
+#: with such 8 digits about once in 17 million; CI hit the 100,000 bound on a one-file-group
+#: table of ours, file id 00066748-…)
+_EVIDENCE_MAX_BUCKET_ALONE = 256
 
 _NULL, _EMPTY = "__null__", "__empty__"
 
@@ -128,11 +133,23 @@ def new_bucket_file_id(bucket: int) -> str:
     return f"{bucket:08d}{str(uuid.uuid4())[8:]}-0"
 
 
+def new_file_id() -> str:
+    """A new file group's id for a write routed by another index: a random UUID, then ``-0``, as
+    Java names it, but never one that starts with 8 digits (a bucket's name; about 2 in 100
+    UUIDs do), so that no bucket rule, ours or a reader's, takes our file group for a bucket's."""
+    while True:
+        fid = f"{uuid.uuid4()}-0"
+        if bucket_of_file_id(fid) is None:
+            return fid
+
+
 def looks_bucketed(file_ids: Iterable[str]) -> bool:
     """Every file id is named by a (small) bucket id, and there is at least one: the table's
-    writers use the bucket index."""
-    ids = list(file_ids)
-    return bool(ids) and all((b := bucket_of_file_id(f)) is not None and b < _EVIDENCE_MAX_BUCKET for f in ids)
+    writers use the bucket index. One file id alone must name a bucket below Java's default
+    count (a random UUID is rarely that)."""
+    ids = sorted(set(file_ids))
+    bound = _EVIDENCE_MAX_BUCKET if len(ids) > 1 else _EVIDENCE_MAX_BUCKET_ALONE
+    return bool(ids) and all((b := bucket_of_file_id(f)) is not None and b < bound for f in ids)
 
 
 # ---------------------------------------------------------------------------- the table's settings
@@ -241,5 +258,5 @@ def refuse_unconfigured(file_ids: Iterable[str]) -> None:
 
 
 __all__ = ["BucketIndex", "bucket_index", "bucket_id", "bucket_of_file_id", "hash_values", "java_list_hash",
-           "java_string_hash", "looks_bucketed", "new_bucket_file_id", "refuse_unconfigured", "settings_of",
+           "java_string_hash", "looks_bucketed", "new_bucket_file_id", "new_file_id", "refuse_unconfigured", "settings_of",
            "BUCKET_INDEX_META", "DEFAULT_NUM_BUCKETS", "K_HASH_FIELD", "K_INDEX_TYPE", "K_NUM_BUCKETS"]

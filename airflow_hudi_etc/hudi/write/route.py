@@ -6,7 +6,6 @@ are named so, 8/9); inserts go to new file groups, at most ``max_rows_per_base_f
 from __future__ import annotations
 
 import math
-import uuid
 from collections import defaultdict
 from typing import Mapping
 
@@ -17,6 +16,7 @@ from .. import logformat as lf
 from ..file_group.fsview import FileSystemView, base_file_name
 from ..file_group.naming import LOG_BASE_VERSION, log_file_name_v8
 from ..format import FormatProfile
+from ..index.bucket import new_file_id
 from ..table.hudi_table import HudiTable
 from .units import WriteOptions, WriteUnit, _ipc
 
@@ -90,7 +90,7 @@ def _insert_units(inserts: pa.Table, *, start: int, instant: str, schema_json: s
         per = math.ceil(grp.num_rows / n_files)
         for i in range(n_files):
             chunk = grp.slice(i * per, per)
-            fid = f"{uuid.uuid4()}-0"
+            fid = new_file_id()
             token = f"{idx}-1-0"
             name = base_file_name(fid, token, instant)
             out.append(WriteUnit(storage, "insert", instant, idx, part, fid, name,
