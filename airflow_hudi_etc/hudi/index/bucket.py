@@ -147,7 +147,7 @@ def looks_bucketed(file_ids: Iterable[str]) -> bool:
     """Every file id is named by a (small) bucket id, and there is at least one: the table's
     writers use the bucket index. One file id alone must name a bucket below Java's default
     count (a random UUID is rarely that)."""
-    ids = sorted(set(file_ids))
+    ids = set(file_ids)
     bound = _EVIDENCE_MAX_BUCKET if len(ids) > 1 else _EVIDENCE_MAX_BUCKET_ALONE
     return bool(ids) and all((b := bucket_of_file_id(f)) is not None and b < bound for f in ids)
 
