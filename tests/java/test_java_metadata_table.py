@@ -277,6 +277,59 @@ def test_java_executes_our_plan_while_the_metadata_table_compacts_itself(java_hu
         _check_mdt(java, path, model)
 
 
+def _mdt_compactions(path) -> set[str]:
+    """The metadata table's own completed compactions (its ``.commit`` instants; layout 2)."""
+    d = f"{path}/.hoodie/metadata/.hoodie/timeline"
+    return {n.split("_")[0] for n in os.listdir(d) if n.endswith(".commit")} if os.path.isdir(d) else set()
+
+
+@pytest.mark.parametrize("line,version", [pytest.param(line, v, marks=() if line in CI_LINES else pytest.mark.slow,
+                                                       id=f"{line}-v{v}") for line, v in LINES if v != 6])
+def test_copies_cleaned_by_java_leave_the_metadata_table_after_it_compacted_itself(java_hudi, tmp_path, line,
+                                                                                   version):
+    """On 1.x the metadata table compacts itself while a plan of ours is pending, so the copies our
+    schedule registered are in its base file when our execute commits the plan. Hudi merges a file
+    group's log records before its base file's, and a delete there cancels an add of the same
+    file: had our compaction commit listed the copies again, Java's clean of that slice would
+    leave them listed, gone from storage (1.2 slow loop seed 132; ``test_java_loop_writer``).
+    The metadata table compacts itself after ``hoodie.metadata.compact.max.delta.commits``
+    deltacommits (10 by default): 2 for Java's writes into slice C, so that it falls there, and 100
+    everywhere else, so that it does not merge the two adds before the clean."""
+    java = java_hudi(line)
+    mdt = {**MDT_ON, "hoodie.metadata.compact.max.delta.commits": "100"}
+    path, model = _java_table(java, tmp_path, options=mdt, hoodie={"hoodie.metadata.compact.max.delta.commits": "100"})
+    java.upsert(path, [row("k1", 2, 3, 11)], options=mdt)
+    java.upsert(path, [row("k1", 3, 6, 12)], options=mdt)  # hour 6: past the threshold, copied into slice C
+    model["k1"] = 12.0
+    sched = _ok(java.etc("schedule", "--path", path, "--data-latency", "0s", "--compaction-time",
+                         "2026-01-01T05:00:00Z", "--event-time-field", "event_time"), "schedule")
+    assert sched["reason"] == "scheduled", sched
+    c1 = sched["instant"]
+    copies = sorted(n for n in os.listdir(f"{path}/sf") if f"_{c1}.log." in n and not n.endswith(".crc"))
+    assert copies, os.listdir(f"{path}/sf")
+    compacted = _mdt_compactions(path)
+    for i in range(3):  # into slice C; the metadata table compacts itself meanwhile
+        java.upsert(path, [row("k2", 2 + i, 7 + i, 21 + i)],
+                    options={**mdt, "hoodie.metadata.compact.max.delta.commits": "2"})
+        model["k2"] = 21.0 + i
+    assert max(_mdt_compactions(path) - compacted, default="") > c1, (
+        "the metadata table did not compact itself while the plan was pending", sorted(_mdt_compactions(path)))
+    _ok(java.etc("execute", "--path", path, "--instant", c1), "execute")
+    _check_mdt(java, path, model)
+    # slice C1 compacted again (C2), then Java's cleaner deletes it: the copies with it
+    java.upsert(path, [row("k3", 2, 9, 31, "la"), row("k1", 4, 9, 13)], options=mdt)
+    model.update(k1=13.0, k3=31.0)
+    sched = _ok(java.etc("schedule", "--path", path, "--data-latency", "0s", "--compaction-time",
+                         "2026-01-02T00:00:00Z", "--event-time-field", "event_time"), "schedule")
+    assert sched["reason"] == "scheduled", sched
+    _ok(java.etc("execute", "--path", path, "--instant", sched["instant"]), "execute")
+    java.upsert(path, [row("k2", 6, 10, 25)], options=mdt)  # the one commit the cleaner retains
+    model["k2"] = 25.0
+    java.run_clean(path, retain_commits=1, options=mdt)
+    assert not [n for n in copies if os.path.exists(f"{path}/sf/{n}")], "Java's clean kept slice C1's copies"
+    _check_mdt(java, path, model)
+
+
 def test_an_exact_split_is_refused_on_version_6_with_a_metadata_table(java_hudi, tmp_path):
     """On version 6 the exact split's empty placeholder holds log version 1 of slice C, so that a
     Java writer's log of slice C sorts after the split log. Hudi's metadata table takes no empty
