@@ -33,11 +33,13 @@ there caches "no class" and every later read of that record, on any thread, is a
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import zipfile
 
 from ..errors import MetadataTablePresentError, UnsupportedFeatureError
 from ..format import FormatProfile, profile_for
+from ..logformat.names import parse_log_file_name
 from ..timeline.active import Action
 from . import write_config as wc
 from .jvm_lock import _JVM, _java_causes, _load_class
@@ -434,6 +436,11 @@ def _partition_of(key: str, base: str, rels: list[str]) -> str:
 _LISTED = re.compile(r"\{path=(.*?)(?:; isDirectory=(?:true|false); length=|, length=)(\d+)[;,]")
 
 
+def _commit_json(data: bytes) -> dict:
+    """Commit metadata as JSON's dict, from its stored bytes: JSON (version 6) or Avro (8/9)."""
+    return json.loads(data) if data[:1] == b"{" else _avro_commit_to_json(data)
+
+
 def _avro_commit_to_json(data: bytes) -> dict:
     """A layout-2 (Avro) ``HoodieCommitMetadata`` as the JSON Java's POJO reads."""
     import io
@@ -494,19 +501,21 @@ def _without_listed_logs(storage, data: bytes) -> bytes:
     of slice C then left the copies listed, gone from storage (1.2 slow loop seed 132). A log the
     metadata table does not list (one execute made, or a table whose metadata table was built
     after the schedule) keeps its stat."""
-    meta = json.loads(data) if data[:1] == b"{" else _avro_commit_to_json(data)
+    meta = _commit_json(data)
     p2s = meta.get("partitionToWriteStats") or {}
-    logs = {p: [s for s in stats if ".log." in str(s.get("path") or "").rsplit("/", 1)[-1]]
-            for p, stats in p2s.items()}
-    if not any(logs.values()):
+
+    def log_name(stat) -> str | None:
+        name = posixpath.basename(str(stat.get("path") or ""))
+        return name if parse_log_file_name(name) is not None else None
+
+    parts = sorted({p for p, stats in p2s.items() if any(log_name(s) for s in stats)})
+    if not parts:
         return data
-    listed = listing(storage, [p for p, v in logs.items() if v])
-    drop = {id(s) for p, stats in logs.items() for s in stats
-            if str(s["path"]).rsplit("/", 1)[-1] in listed.get(p, {})}
-    if not drop:
+    listed = listing(storage, parts)
+    kept = {p: [s for s in stats if log_name(s) not in listed.get(p, {})] for p, stats in p2s.items()}
+    if kept == p2s:
         return data
-    meta["partitionToWriteStats"] = {p: [s for s in stats if id(s) not in drop] for p, stats in p2s.items()}
-    return json.dumps(meta).encode("utf-8")
+    return json.dumps({**meta, "partitionToWriteStats": kept}).encode("utf-8")
 
 
 def register_files(storage, config: wc.WriteConfig, files: list[tuple[str, str, str]], *, schema: str | None,
